@@ -1,0 +1,60 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+export const run = promisify(execFile);
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  mean: number;
+}
+
+/** Nearest-rank percentiles of millisecond samples. */
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) =>
+    sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+  const mean = sorted.reduce((sum, value) => sum + value, 0) / sorted.length;
+  return { n: sorted.length, p50: at(50), p95: at(95), p99: at(99), mean };
+}
+
+export async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
+  const start = process.hrtime.bigint();
+  const result = await work();
+  return [Number(process.hrtime.bigint() - start) / 1e6, result];
+}
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+
+export interface Row {
+  name: string;
+  subject: Summary;
+  baselineName: string;
+  baseline: Summary;
+}
+
+/** A Markdown table: each figure beside its raw baseline from the same run, and the ratio. */
+export function markdownTable(rows: Row[]): string {
+  const lines = [
+    "| measurement | p50 | p95 | p99 | baseline | baseline p50 | baseline p99 | p50 ratio |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const row of rows) {
+    lines.push(
+      `| ${row.name} | ${ms(row.subject.p50)} | ${ms(row.subject.p95)} | ${ms(row.subject.p99)} | ${row.baselineName} | ${ms(row.baseline.p50)} | ${ms(row.baseline.p99)} | ${(row.subject.p50 / row.baseline.p50).toFixed(2)}× |`,
+    );
+  }
+  return lines.join("\n");
+}
+
+export function writeResults(name: string, rows: Row[], extra: Record<string, unknown> = {}): void {
+  const dir = join(import.meta.dirname, "results");
+  mkdirSync(dir, { recursive: true });
+  const when = new Date().toISOString();
+  writeFileSync(join(dir, `${name}.json`), `${JSON.stringify({ when, rows, ...extra }, null, 2)}\n`);
+  writeFileSync(join(dir, `${name}.md`), `# ${name} (${when})\n\n${markdownTable(rows)}\n`);
+}

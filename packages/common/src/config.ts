@@ -1,0 +1,263 @@
+import { existsSync, readFileSync } from "node:fs";
+import { parse as parseToml } from "smol-toml";
+
+/**
+ * Paddock configuration. Every key has a default here; a TOML file (`--config`, `PADDOCK_CONFIG`
+ * or `./paddock.toml`) overrides defaults, and `PADDOCK_<SECTION>_<KEY>` environment variables
+ * override the file. `DATABASE_URL` is honoured for `[database] url`.
+ */
+export const defaultConfig = {
+  server: {
+    host: "127.0.0.1",
+    port: 8080,
+    /** Public base URL used in endpoint URLs; empty means http://host:port. */
+    public_url: "",
+    /** Key for the /v1 runtime API (RUNTIME-API-KEY / OPEN-SANDBOX-API-KEY); empty = generate one. */
+    api_key: "",
+    /** Server secret from which per-sandbox tokens are derived; empty = generated into data_dir/secret.key. */
+    secret_key: "",
+    /** Run the /v1 runtime API without a key. Never the default. */
+    allow_unauthenticated: false,
+    /** Names this server's sandboxes on a shared engine; servers with different names never touch each other's. */
+    instance: "default",
+    /** Where the SQLite database, generated keys and diagnostics live. */
+    data_dir: ".paddock",
+    /** Longest `timeout` a create may ask for, in seconds. */
+    max_sandbox_timeout_seconds: 7 * 24 * 3600,
+    /** Diagnostics larger than this are offered as a download URL instead of inline. */
+    diagnostics_inline_limit_bytes: 64 * 1024,
+    log_level: "info",
+  },
+  database: {
+    /** Empty: SQLite file in data_dir. `sqlite:/path/file.db` or `postgres://…` otherwise. */
+    url: "",
+  },
+  runtime: {
+    type: "docker" as "docker" | "kubernetes",
+    execd_image: "paddock/execd:0.1.0",
+    /** Seconds a create may take before the sandbox is marked Failed and cleaned up. */
+    create_timeout_seconds: 60,
+  },
+  secure_runtime: {
+    /** "" (standard runc), "gvisor", "kata", "firecracker", or "auto": gVisor when the engine has it. */
+    type: "auto" as "auto" | "" | "gvisor" | "kata" | "firecracker",
+    /** Engine runtime name in Docker mode; empty = the usual name for the type (runsc, kata-runtime). */
+    docker_runtime: "",
+    /** RuntimeClass name in Kubernetes mode; empty = the usual name for the type. */
+    k8s_runtime_class: "",
+  },
+  docker: {
+    socket_path: "/var/run/docker.sock",
+    /** Dedicated bridge network for sandboxes (inter-container traffic off). */
+    network: "paddock-sandboxes",
+    subnet: "10.213.0.0/16",
+    /** Drop traffic from sandboxes to this host's own addresses and to 169.254.169.254. */
+    block_host_access: true,
+    pids_limit: 512,
+    default_cpu: "1",
+    default_memory: "1Gi",
+    /** Host-path volumes are refused unless their path is under one of these prefixes. */
+    allowed_host_paths: [] as string[],
+  },
+  kubernetes: {
+    namespace: "paddock",
+    kubeconfig: "",
+  },
+  egress: {
+    image: "paddock/egress:0.1.0",
+    /**
+     * Resolver the sidecar forwards allowed names to (`ip` or `ip:port`). Empty: the first
+     * non-loopback nameserver of this host's /etc/resolv.conf, the one Docker forwards to.
+     */
+    upstream_dns: "",
+  },
+  templates: {
+    /** Directory of `<id>/template.toml` files. */
+    dir: "templates",
+  },
+  pools: {
+    /** Warm sandboxes kept ready per template id, e.g. `{ python = 5, node = 2 }` (env: "python=5,node=2"). */
+    sizes: {} as Record<string, number>,
+    /** Upper bound on warm sandboxes across all templates. */
+    max_total: 50,
+    /** How many warm sandboxes may be in creation at once (keeps refills from starving other work). */
+    refill_concurrency: 2,
+  },
+  plans: {
+    /** Sandbox minutes the Free plan includes per calendar month (UTC); fractions allowed. */
+    free_minutes: 100,
+  },
+  usage: {
+    /** Seconds between writes of running sandboxes' time to the database: the most a crash can lose. */
+    checkpoint_interval_seconds: 30,
+    /** Seconds between checks that pause the running sandboxes of accounts past their plan's minutes. */
+    enforce_interval_seconds: 5,
+  },
+  billing: {
+    /** The platform's Stripe secret key; billing routes answer 503 billing_not_configured while empty. */
+    stripe_secret_key: "",
+    /** Signing secret of the Stripe webhook endpoint (`whsec_…`) that posts to /billing/webhook. */
+    stripe_webhook_secret: "",
+    /** Stripe's API address; tests point it at a local stand-in. */
+    stripe_api_base: "https://api.stripe.com",
+    /** The Stripe Price (`price_…`) a Pro subscription is sold at. */
+    pro_price_id: "",
+    /** Where Checkout sends the buyer after paying or giving up; empty = the server's public URL. */
+    success_url: "",
+    cancel_url: "",
+    /** Oldest webhook signature timestamp accepted, in seconds (replay protection). */
+    webhook_tolerance_seconds: 300,
+  },
+  payments: {
+    /** Stripe's API address for the users' own keys (bring your own key); tests point it at a stand-in. */
+    stripe_api_base: "https://api.stripe.com",
+  },
+};
+
+export type PaddockConfig = typeof defaultConfig;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export interface LoadConfigOptions {
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  overrides?: DeepPartial<PaddockConfig>;
+}
+
+export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+export function loadConfig(options: LoadConfigOptions = {}): PaddockConfig {
+  const env = options.env ?? process.env;
+  const config = structuredClone(defaultConfig) as PaddockConfig;
+  const file =
+    options.file ?? env.PADDOCK_CONFIG ?? (existsSync("paddock.toml") ? "paddock.toml" : undefined);
+  if (file) {
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = parseToml(readFileSync(file, "utf8")) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`cannot read config file ${file}: ${(error as Error).message}`);
+    }
+    merge(config, parsed, file);
+  }
+  applyEnv(config, env);
+  if (options.overrides) merge(config, options.overrides as Record<string, unknown>, "overrides");
+  validate(config);
+  return config;
+}
+
+type Sections = Record<string, Record<string, unknown>>;
+
+function merge(config: PaddockConfig, source: Record<string, unknown>, origin: string): void {
+  const sections = config as unknown as Sections;
+  for (const [sectionName, section] of Object.entries(source)) {
+    const target = sections[sectionName];
+    if (!target) throw new ConfigError(`${origin}: unknown section [${sectionName}]`);
+    if (!section || typeof section !== "object" || Array.isArray(section)) {
+      throw new ConfigError(`${origin}: [${sectionName}] must be a table`);
+    }
+    for (const [key, value] of Object.entries(section)) {
+      if (!(key in target)) throw new ConfigError(`${origin}: unknown key ${sectionName}.${key}`);
+      if (value === undefined) continue;
+      target[key] = coerce(target[key], value, `${sectionName}.${key}`, origin);
+    }
+  }
+}
+
+function applyEnv(config: PaddockConfig, env: NodeJS.ProcessEnv): void {
+  const sections = config as unknown as Sections;
+  for (const [sectionName, section] of Object.entries(sections)) {
+    for (const key of Object.keys(section)) {
+      const name = `PADDOCK_${sectionName}_${key}`.toUpperCase();
+      const value = env[name];
+      if (value !== undefined) section[key] = coerce(section[key], value, `${sectionName}.${key}`, name);
+    }
+  }
+  if (env.DATABASE_URL && !env.PADDOCK_DATABASE_URL) config.database.url = env.DATABASE_URL;
+}
+
+function coerce(current: unknown, value: unknown, key: string, origin: string): unknown {
+  const fail = (): never => {
+    const kind = Array.isArray(current)
+      ? "list"
+      : typeof current === "object"
+        ? "table of numbers"
+        : typeof current;
+    throw new ConfigError(`${origin}: ${key} must be a ${kind}`);
+  };
+  if (current && typeof current === "object" && !Array.isArray(current)) return coerceCounts(value, fail);
+  if (Array.isArray(current)) {
+    if (typeof value === "string")
+      return value
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
+    if (Array.isArray(value) && value.every((v) => typeof v === "string")) return value;
+    return fail();
+  }
+  if (typeof current === "number") {
+    const number = typeof value === "string" && value.trim() !== "" ? Number(value) : value;
+    return typeof number === "number" && Number.isFinite(number) ? number : fail();
+  }
+  if (typeof current === "boolean") {
+    if (typeof value === "boolean") return value;
+    if (value === "true" || value === "1") return true;
+    if (value === "false" || value === "0") return false;
+    return fail();
+  }
+  return typeof value === "string" ? value : fail();
+}
+
+/** A table of non-negative integers, from TOML (`{ a = 1 }`) or an env string (`a=1,b=2`). */
+function coerceCounts(value: unknown, fail: () => never): Record<string, number> {
+  const entries =
+    typeof value === "string"
+      ? value
+          .split(",")
+          .filter((part) => part.trim())
+          .map((part) => part.split("=").map((piece) => piece.trim()))
+      : value && typeof value === "object" && !Array.isArray(value)
+        ? Object.entries(value)
+        : fail();
+  const counts: Record<string, number> = {};
+  for (const [name, raw] of entries as Array<[string | undefined, unknown]>) {
+    const count = typeof raw === "string" ? Number(raw) : raw;
+    if (!name || typeof count !== "number" || !Number.isInteger(count) || count < 0) fail();
+    counts[name as string] = count as number;
+  }
+  return counts;
+}
+
+function validate(config: PaddockConfig): void {
+  const oneOf = (key: string, value: string, allowed: readonly string[]) => {
+    if (!allowed.includes(value)) {
+      throw new ConfigError(`${key} = "${value}" is not one of ${allowed.map((a) => `"${a}"`).join(", ")}`);
+    }
+  };
+  oneOf("runtime.type", config.runtime.type, ["docker", "kubernetes"]);
+  oneOf("secure_runtime.type", config.secure_runtime.type, ["auto", "", "gvisor", "kata", "firecracker"]);
+  if (!Number.isInteger(config.server.port) || config.server.port < 0 || config.server.port > 65535) {
+    throw new ConfigError(`server.port must be an integer between 0 and 65535`);
+  }
+  if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
+  for (const key of ["checkpoint_interval_seconds", "enforce_interval_seconds"] as const) {
+    if (!(config.usage[key] > 0)) throw new ConfigError(`usage.${key} must be more than 0`);
+  }
+  for (const [key, value] of [
+    ["billing.stripe_api_base", config.billing.stripe_api_base],
+    ["payments.stripe_api_base", config.payments.stripe_api_base],
+  ] as const) {
+    if (!URL.canParse(value) || !/^https?:$/.test(new URL(value).protocol)) {
+      throw new ConfigError(`${key} = "${value}" is not an http(s) URL`);
+    }
+  }
+  if (!(config.billing.webhook_tolerance_seconds > 0)) {
+    throw new ConfigError("billing.webhook_tolerance_seconds must be more than 0");
+  }
+  for (const prefix of config.docker.allowed_host_paths) {
+    if (!prefix.startsWith("/"))
+      throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
+  }
+}

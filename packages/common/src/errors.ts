@@ -1,0 +1,78 @@
+/**
+ * The one registry of error codes. Domain code throws `PaddockError`s made from these
+ * definitions; each HTTP surface renders them (`{code, detail}` on the control plane,
+ * `{code, message}` on the wire-compatible runtime surfaces).
+ */
+
+export interface ErrorDefinition {
+  readonly code: string;
+  readonly status: number;
+  readonly summary: string;
+}
+
+const registry = new Map<string, ErrorDefinition>();
+
+export function defineError(code: string, status: number, summary: string): ErrorDefinition {
+  if (!/^[a-z][a-z0-9_]*$/.test(code)) throw new Error(`error code ${code} is not snake_case`);
+  if (registry.has(code)) throw new Error(`error code ${code} defined twice`);
+  const definition = Object.freeze({ code, status, summary });
+  registry.set(code, definition);
+  return definition;
+}
+
+export function errorDefinitions(): ErrorDefinition[] {
+  return [...registry.values()];
+}
+
+export class PaddockError extends Error {
+  readonly code: string;
+  readonly status: number;
+  constructor(definition: ErrorDefinition, message?: string, options?: { cause?: unknown }) {
+    super(message ?? definition.summary, options);
+    this.name = "PaddockError";
+    this.code = definition.code;
+    this.status = definition.status;
+  }
+}
+
+export function isPaddockError(error: unknown): error is PaddockError {
+  return error instanceof PaddockError;
+}
+
+export const Errors = {
+  invalidRequest: defineError("invalid_request", 400, "The request is malformed or has invalid fields."),
+  invalidJson: defineError("invalid_json", 400, "The request body is not valid JSON."),
+  unsupportedMediaType: defineError(
+    "unsupported_media_type",
+    415,
+    "The request content type is not supported.",
+  ),
+  payloadTooLarge: defineError("payload_too_large", 413, "The request body is too large."),
+  unauthorized: defineError("unauthorized", 401, "Missing or invalid credentials."),
+  forbidden: defineError("forbidden", 403, "The credentials do not allow this operation."),
+  notFound: defineError("not_found", 404, "No such route."),
+  methodNotAllowed: defineError("method_not_allowed", 405, "The method is not allowed on this route."),
+  sandboxNotFound: defineError("sandbox_not_found", 404, "No sandbox with that id."),
+  templateNotFound: defineError("template_not_found", 404, "No template with that id."),
+  snapshotNotFound: defineError("snapshot_not_found", 404, "No snapshot with that id."),
+  invalidStateTransition: defineError(
+    "invalid_state",
+    409,
+    "The sandbox is not in a state that allows this operation.",
+  ),
+  snapshotNotReady: defineError("snapshot_not_ready", 409, "The snapshot is not Ready."),
+  snapshotBusy: defineError("snapshot_busy", 409, "The snapshot is still being created."),
+  networkPolicyUnsupported: defineError(
+    "network_policy_unsupported",
+    400,
+    "networkPolicy cannot be enforced under the configured secure runtime.",
+  ),
+  gpuUnavailable: defineError("gpu_unavailable", 400, "GPUs were requested but this host has none."),
+  hostPathNotAllowed: defineError("host_path_not_allowed", 400, "Host-path volumes are not allowed here."),
+  imageNotFound: defineError("image_not_found", 400, "The image could not be found or pulled."),
+  registryAuthFailed: defineError("registry_auth_failed", 400, "The registry refused the credentials."),
+  endpointUnavailable: defineError("endpoint_unavailable", 502, "The sandbox port did not answer."),
+  runtimeUnavailable: defineError("runtime_unavailable", 503, "The container runtime did not answer."),
+  notImplemented: defineError("not_implemented", 501, "Not implemented by this server."),
+  internal: defineError("internal_error", 500, "An unexpected error occurred."),
+} as const;

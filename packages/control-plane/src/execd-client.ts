@@ -1,0 +1,140 @@
+import { Agent, type ClientRequestArgs, request as httpRequest, type IncomingMessage } from "node:http";
+import {
+  type ErrorDefinition,
+  Errors,
+  EXECD_PORT,
+  EXECD_TOKEN_HEADER,
+  PaddockError,
+  type SseEvent,
+  SseParser,
+} from "@paddock/common";
+import type { SandboxOperations } from "@paddock/runtime";
+import type { FastifyRequest } from "fastify";
+import { principalOf } from "./auth-hook.js";
+import { ControlPlaneErrors } from "./errors.js";
+
+/**
+ * Connections to execds kept open between calls: a command's round trip does not pay for a
+ * TCP handshake, and node:http costs less per call than fetch on this, the hottest path.
+ * Connections are pooled per sandbox, not per address: Docker hands a deleted sandbox's address
+ * to the next one, and a connection to the old one must never be offered to the new. Idle ones
+ * close after 4 s, long before execd's server would (60 s).
+ */
+class PerSandboxAgent extends Agent {
+  override getName(options?: ClientRequestArgs & { sandboxId?: string }): string {
+    return `${super.getName(options)}:${options?.sandboxId ?? ""}`;
+  }
+}
+const keepAlive = new PerSandboxAgent({ keepAlive: true, maxFreeSockets: 4, timeout: 4000 });
+
+/** Talks to one sandbox's execd on behalf of its owner (the owner check happens in `target`). */
+export class ExecdClient {
+  private constructor(
+    private readonly base: string,
+    private readonly token: string,
+    private readonly sandboxId: string,
+  ) {}
+
+  /** The execd of the sandbox a request names (`:id`), for the authenticated caller only. */
+  static forRequest(
+    sandboxes: SandboxOperations,
+    request: FastifyRequest & { params: { id: string } },
+  ): Promise<ExecdClient> {
+    return ExecdClient.of(sandboxes, request.params.id, principalOf(request).accountId);
+  }
+
+  static async of(sandboxes: SandboxOperations, id: string, owner: string): Promise<ExecdClient> {
+    const { host, port } = await sandboxes.target(id, EXECD_PORT, owner);
+    return new ExecdClient(`http://${host}:${port}`, sandboxes.tokens(id).execd, id);
+  }
+
+  request(path: string, init: RequestInit = {}): Promise<Response> {
+    return fetch(`${this.base}${path}`, {
+      ...init,
+      headers: { [EXECD_TOKEN_HEADER]: this.token, ...(init.headers as Record<string, string> | undefined) },
+    }).catch((error: Error) => {
+      throw new PaddockError(
+        Errors.endpointUnavailable,
+        `the sandbox's execd did not answer: ${error.message}`,
+      );
+    });
+  }
+
+  /** Streams the SSE events of a POST to execd, ending with its terminal event. */
+  async *events(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<SseEvent> {
+    const response = await this.post(path, JSON.stringify(body), signal);
+    try {
+      if (response.statusCode !== 200) {
+        const chunks: Buffer[] = [];
+        for await (const chunk of response) chunks.push(chunk as Buffer);
+        await checked(new Response(Buffer.concat(chunks), { status: response.statusCode ?? 502 }));
+      }
+      const parser = new SseParser();
+      response.setEncoding("utf8");
+      for await (const text of response) yield* parser.push(text as string);
+      yield* parser.end();
+    } finally {
+      // A consumer that stops early (or an abort) must not leave the command's stream open.
+      if (!response.complete) response.destroy();
+    }
+  }
+
+  /**
+   * A JSON POST over a kept-alive connection; resolves with the response once its head arrives.
+   * A kept-alive connection found closed before anything came back (execd restarted, say) is
+   * tried once more on a new one: execd never read the request on it, so nothing runs twice.
+   */
+  private post(path: string, body: string, signal?: AbortSignal, retried = false): Promise<IncomingMessage> {
+    const url = new URL(path, this.base);
+    const options: ClientRequestArgs & { sandboxId: string } = {
+      host: url.hostname,
+      port: url.port,
+      path: `${url.pathname}${url.search}`,
+      method: "POST",
+      agent: keepAlive,
+      sandboxId: this.sandboxId,
+      headers: {
+        [EXECD_TOKEN_HEADER]: this.token,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+      },
+      ...(signal ? { signal } : {}),
+    };
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(options, resolve);
+      request.on("error", (error: NodeJS.ErrnoException) => {
+        const stale = request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE");
+        if (stale && !retried && !signal?.aborted) {
+          resolve(this.post(path, body, signal, true));
+          return;
+        }
+        reject(
+          new PaddockError(
+            Errors.endpointUnavailable,
+            `the sandbox's execd did not answer: ${error.message}`,
+          ),
+        );
+      });
+      request.end(body);
+    });
+  }
+}
+
+/** execd's refusals as registry errors with the same meaning. */
+export async function checked(response: Response): Promise<Response> {
+  if (response.ok || response.status === 206) return response;
+  const answer = (await response.json().catch(() => ({}))) as { message?: string };
+  const message = answer.message ?? `the sandbox answered ${response.status}`;
+  const byStatus: Record<number, ErrorDefinition> = {
+    403: ControlPlaneErrors.permissionDenied,
+    404: ControlPlaneErrors.fileNotFound,
+    409: ControlPlaneErrors.fileConflict,
+    413: Errors.payloadTooLarge,
+    416: ControlPlaneErrors.rangeNotSatisfiable,
+  };
+  throw new PaddockError(
+    byStatus[response.status] ??
+      (response.status >= 500 ? Errors.endpointUnavailable : Errors.invalidRequest),
+    message,
+  );
+}

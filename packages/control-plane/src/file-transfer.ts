@@ -1,0 +1,73 @@
+import type { Readable } from "node:stream";
+import type { FastifyReply } from "fastify";
+import { checked, type ExecdClient } from "./execd-client.js";
+
+/**
+ * Streams a raw request body into a sandbox file through execd's multipart upload, without
+ * holding it in memory. Returns the number of bytes written.
+ */
+export async function streamUpload(
+  execd: ExecdClient,
+  target: { path: string; mode?: number | undefined },
+  source: Readable,
+): Promise<number> {
+  const boundary = `paddock${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
+  const metadata = JSON.stringify({
+    path: target.path,
+    ...(target.mode !== undefined ? { mode: target.mode } : {}),
+  });
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n${metadata}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\n\r\n`;
+  let size = 0;
+  const body = (async function* () {
+    yield Buffer.from(head);
+    for await (const chunk of source) {
+      size += (chunk as Buffer).length;
+      yield chunk as Buffer;
+    }
+    yield Buffer.from(`\r\n--${boundary}--\r\n`);
+  })();
+  await checked(
+    await execd.request("/files/upload", {
+      method: "POST",
+      body: body as unknown as RequestInit["body"],
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      duplex: "half",
+    } as RequestInit),
+  );
+  return size;
+}
+
+const passedHeaders = [
+  "content-type",
+  "content-length",
+  "content-range",
+  "accept-ranges",
+  "content-disposition",
+];
+
+/** Streams a sandbox file (or a byte range of it) to the reply as raw bytes. */
+export async function streamDownload(
+  execd: ExecdClient,
+  path: string,
+  range: string | undefined,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const response = await checked(
+    await execd.request(
+      `/files/download?path=${encodeURIComponent(path)}`,
+      range ? { headers: { range } } : {},
+    ),
+  );
+  reply.status(response.status);
+  for (const header of passedHeaders) {
+    const value = response.headers.get(header);
+    if (value) reply.header(header, value);
+  }
+  reply.header("content-type", "application/octet-stream");
+  return reply.send(response.body);
+}
+
+/** Whether the caller asked for raw bytes rather than JSON. */
+export function wantsRaw(accept: string | undefined): boolean {
+  return /\bapplication\/octet-stream\b/i.test(accept ?? "");
+}

@@ -1,0 +1,301 @@
+import { Errors, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
+import type { Db } from "@paddock/db";
+import { CredentialCache } from "./credential-cache.js";
+import { ControlPlaneErrors } from "./errors.js";
+import { hashPassword, verifyPassword } from "./passwords.js";
+import { RateLimiter } from "./rate-limit.js";
+
+export const scopes = ["sandboxes", "memory", "secrets"] as const;
+export type Scope = (typeof scopes)[number];
+
+/** Who is calling: an account, through a session or an API key (which may be limited to one surface). */
+export interface Principal {
+  accountId: string;
+  via: "session" | "key";
+  scope: Scope | null;
+  /** Hash of the session token or id of the key that authenticated the call. */
+  credential: string;
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  plan: string;
+  createdAt: string;
+}
+
+export interface ApiKey {
+  id: string;
+  name: string | null;
+  prefix: string;
+  scope: Scope | null;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const sessionPrefix = "ps_";
+const keyPrefix = "pk_";
+const sessionLifetimeMs = 7 * 24 * 3600 * 1000;
+
+/** Accounts, sessions and API keys. Secrets are stored only as SHA-256 hashes. */
+export class Identity {
+  private readonly loginsPerEmail = new RateLimiter(5, 60_000);
+  private readonly loginsPerAddress = new RateLimiter(30, 60_000);
+  /** Recently authenticated credentials; `revocations` keeps a lookup that raced a revocation out. */
+  private readonly recent = new CredentialCache();
+  private revocations = 0;
+
+  constructor(private readonly db: Db) {}
+
+  async signup(email: string, password: string): Promise<Account> {
+    const normalized = normalizeEmail(email);
+    if (password.length < 8)
+      throw new PaddockError(Errors.invalidRequest, "password must have at least 8 characters");
+    const existing = await this.db
+      .selectFrom("accounts")
+      .select("id")
+      .where("email", "=", normalized)
+      .executeTakeFirst();
+    if (existing)
+      throw new PaddockError(
+        ControlPlaneErrors.emailTaken,
+        `an account for ${normalized} already exists; log in instead`,
+      );
+    const account = {
+      id: newId("acct"),
+      email: normalized,
+      plan: "free",
+      created_at: new Date().toISOString(),
+    };
+    try {
+      await this.db
+        .insertInto("accounts")
+        .values({ ...account, password_hash: await hashPassword(password) })
+        .execute();
+    } catch (error) {
+      // Lost a race with a concurrent signup for the same email (unique index)? Else a real failure.
+      const winner = await this.db
+        .selectFrom("accounts")
+        .select("id")
+        .where("email", "=", normalized)
+        .executeTakeFirst();
+      if (!winner) throw error;
+      throw new PaddockError(
+        ControlPlaneErrors.emailTaken,
+        `an account for ${normalized} already exists; log in instead`,
+      );
+    }
+    return { id: account.id, email: account.email, plan: account.plan, createdAt: account.created_at };
+  }
+
+  async login(
+    email: string,
+    password: string,
+    clientAddress: string,
+  ): Promise<{ token: string; expiresAt: string; account: Account }> {
+    const normalized = normalizeEmail(email);
+    const wait = Math.max(this.loginsPerEmail.hit(normalized), this.loginsPerAddress.hit(clientAddress));
+    if (wait > 0) {
+      throw Object.assign(
+        new PaddockError(ControlPlaneErrors.rateLimited, `too many login attempts; retry in ${wait} s`),
+        { retryAfter: wait },
+      );
+    }
+    const row = await this.db
+      .selectFrom("accounts")
+      .selectAll()
+      .where("email", "=", normalized)
+      .executeTakeFirst();
+    // Verify against a dummy hash when the account is unknown, so timing does not reveal it.
+    const valid = await verifyPassword(password, row?.password_hash ?? dummyHash);
+    if (!row || !valid) throw new PaddockError(ControlPlaneErrors.invalidCredentials);
+    this.loginsPerEmail.reset(normalized);
+    const token = newSecret(sessionPrefix);
+    const now = Date.now();
+    const expiresAt = new Date(now + sessionLifetimeMs).toISOString();
+    await this.db
+      .insertInto("sessions")
+      .values({
+        token_hash: sha256(token),
+        account_id: row.id,
+        created_at: new Date(now).toISOString(),
+        expires_at: expiresAt,
+      })
+      .execute();
+    return {
+      token,
+      expiresAt,
+      account: { id: row.id, email: row.email, plan: row.plan, createdAt: row.created_at },
+    };
+  }
+
+  async logout(principal: Principal): Promise<void> {
+    if (principal.via !== "session")
+      throw new PaddockError(
+        ControlPlaneErrors.sessionRequired,
+        "log out with the session token, not an API key",
+      );
+    this.revocations++;
+    await this.db.deleteFrom("sessions").where("token_hash", "=", principal.credential).execute();
+    this.recent.forget(principal.credential);
+  }
+
+  async account(id: string): Promise<Account> {
+    const row = await this.db
+      .selectFrom("accounts")
+      .select(["id", "email", "plan", "created_at"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    if (!row) throw new PaddockError(Errors.unauthorized, "the account no longer exists");
+    return { id: row.id, email: row.email, plan: row.plan, createdAt: row.created_at };
+  }
+
+  /**
+   * Resolves `Authorization: Bearer <session token | API key>`. A credential seen in the last few
+   * seconds is answered from memory (see CredentialCache); a key's last use is recorded when it
+   * is looked up, so to within that much.
+   */
+  async authenticate(bearer: string | undefined): Promise<Principal> {
+    if (!bearer)
+      throw new PaddockError(Errors.unauthorized, "send `Authorization: Bearer <API key or session token>`");
+    const hash = sha256(bearer);
+    const nowMs = Date.now();
+    const cached = this.recent.get(hash, nowMs);
+    if (cached) return cached;
+    const revocations = this.revocations;
+    const remember = (principal: Principal, expiresAt: string | null) => {
+      if (revocations === this.revocations) this.recent.set(hash, principal, expiresAt, nowMs);
+      return principal;
+    };
+    const now = new Date(nowMs).toISOString();
+    if (bearer.startsWith(sessionPrefix)) {
+      const session = await this.db
+        .selectFrom("sessions")
+        .selectAll()
+        .where("token_hash", "=", hash)
+        .executeTakeFirst();
+      if (!session || session.expires_at <= now)
+        throw new PaddockError(Errors.unauthorized, "the session has ended; log in again");
+      return remember(
+        { accountId: session.account_id, via: "session", scope: null, credential: hash },
+        session.expires_at,
+      );
+    }
+    const key = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("secret_hash", "=", hash)
+      .executeTakeFirst();
+    if (!key) throw new PaddockError(Errors.unauthorized, "unknown API key");
+    if (key.expires_at && key.expires_at <= now)
+      throw new PaddockError(ControlPlaneErrors.keyExpired, `this API key expired at ${key.expires_at}`);
+    await this.db.updateTable("api_keys").set({ last_used_at: now }).where("id", "=", key.id).execute();
+    return remember(
+      {
+        accountId: key.account_id,
+        via: "key",
+        scope: (key.scope as Scope | null) ?? null,
+        credential: key.id,
+      },
+      key.expires_at,
+    );
+  }
+
+  async createKey(
+    accountId: string,
+    options: { name?: string; scope?: Scope; expiresAt?: string },
+  ): Promise<{ key: ApiKey; secret: string }> {
+    if (options.expiresAt && Date.parse(options.expiresAt) <= Date.now()) {
+      throw new PaddockError(Errors.invalidRequest, "expiresAt must be in the future");
+    }
+    const secret = newSecret(keyPrefix);
+    const row = {
+      id: newId("key"),
+      account_id: accountId,
+      name: options.name ?? null,
+      prefix: secret.slice(0, keyPrefix.length + 6),
+      secret_hash: sha256(secret),
+      scope: options.scope ?? null,
+      created_at: new Date().toISOString(),
+      expires_at: options.expiresAt ? new Date(options.expiresAt).toISOString() : null,
+      last_used_at: null,
+    };
+    await this.db.insertInto("api_keys").values(row).execute();
+    return { key: toKey(row), secret };
+  }
+
+  async listKeys(accountId: string): Promise<ApiKey[]> {
+    const rows = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .orderBy("created_at")
+      .execute();
+    return rows.map(toKey);
+  }
+
+  async deleteKey(accountId: string, id: string): Promise<void> {
+    this.revocations++;
+    const result = await this.db
+      .deleteFrom("api_keys")
+      .where("id", "=", id)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    this.recent.forget(id);
+    if (Number(result.numDeletedRows) === 0)
+      throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
+  }
+
+  /** A new secret for the key; the old one stops working at once. */
+  async rotateKey(accountId: string, id: string): Promise<{ key: ApiKey; secret: string }> {
+    const secret = newSecret(keyPrefix);
+    this.revocations++;
+    const result = await this.db
+      .updateTable("api_keys")
+      .set({ secret_hash: sha256(secret), prefix: secret.slice(0, keyPrefix.length + 6) })
+      .where("id", "=", id)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    this.recent.forget(id);
+    if (Number(result.numUpdatedRows) === 0)
+      throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
+    const row = await this.db
+      .selectFrom("api_keys")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    return { key: toKey(row), secret };
+  }
+}
+
+// A valid hash of a random password: logins for unknown emails cost the same as for known ones.
+const dummyHash = await hashPassword(newSecret());
+
+function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) {
+    throw new PaddockError(Errors.invalidRequest, `${email} is not an email address`);
+  }
+  return normalized;
+}
+
+function toKey(row: {
+  id: string;
+  name: string | null;
+  prefix: string;
+  scope: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}): ApiKey {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    scope: (row.scope as Scope | null) ?? null,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  };
+}

@@ -1,0 +1,5 @@
+export { ControlPlaneErrors } from "./errors.js";
+export { Identity, type Principal, type Scope } from "./identity.js";
+export { generateErrorsDoc, generateOpenApi, registerOpenApi } from "./openapi.js";
+export { type ControlPlaneOptions, controlPlane } from "./plugin.js";
+export { publicEndpointRoute } from "./routes/endpoints.js";

@@ -1,0 +1,30 @@
+/**
+ * The platform's plans. An account's plan id is stored on its row (`accounts.plan`); usage
+ * enforcement reads allowances from here and billing moves accounts between plans.
+ */
+export const planIds = ["free", "pro"] as const;
+export type PlanId = (typeof planIds)[number];
+
+export interface Plan {
+  id: PlanId;
+  name: string;
+  /** Monthly price in the smallest currency unit; 0 for free plans. */
+  priceCents: number;
+  currency: "usd";
+  /** Sandbox minutes included per period; null means no limit. */
+  includedMinutes: number | null;
+}
+
+export const plans: Record<PlanId, Plan> = {
+  free: { id: "free", name: "Free", priceCents: 0, currency: "usd", includedMinutes: 100 },
+  pro: { id: "pro", name: "Pro", priceCents: 2000, currency: "usd", includedMinutes: null },
+};
+
+export function isPlanId(value: string): value is PlanId {
+  return (planIds as readonly string[]).includes(value);
+}
+
+/** The plan for a stored plan id; an unknown id (a plan since retired) is treated as Free. */
+export function planOf(id: string): Plan {
+  return isPlanId(id) ? plans[id] : plans.free;
+}

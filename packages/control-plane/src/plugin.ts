@@ -1,0 +1,107 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { Db } from "@paddock/db";
+import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
+import { installErrorHandling, installValidation } from "@paddock/runtime-api";
+import { AgentKeys } from "./agent-keys.js";
+import { Billing, type BillingSettings } from "./billing.js";
+import { BillingWebhook } from "./billing-webhook.js";
+import { Identity } from "./identity.js";
+import { MemoryStore } from "./memory-store.js";
+import { PaymentCredentials } from "./payment-credentials.js";
+import { PaymentOperations } from "./payment-operations.js";
+import { authRoutes } from "./routes/auth.js";
+import { billingRoutes, billingWebhookRoutes } from "./routes/billing.js";
+import { codeRoutes } from "./routes/code.js";
+import { endpointRoutes } from "./routes/endpoints.js";
+import { fileRoutes } from "./routes/files.js";
+import { keyRoutes } from "./routes/keys.js";
+import { memoryRoutes } from "./routes/memory.js";
+import { networkPolicyRoutes } from "./routes/network-policy.js";
+import { paymentOperationRoutes } from "./routes/payment-operations.js";
+import { paymentRoutes } from "./routes/payments.js";
+import { sandboxRoutes } from "./routes/sandboxes.js";
+import { secretRoutes } from "./routes/secrets.js";
+import { usageRoutes } from "./routes/usage.js";
+import { SandboxSecrets } from "./sandbox-secrets.js";
+import { SecretStore } from "./secret-store.js";
+import { defaultUsagePolicy, Usage, type UsagePolicy } from "./usage.js";
+
+export interface ControlPlaneOptions {
+  db: Db;
+  sandboxes: SandboxOperations;
+  templates: Map<string, Template>;
+  secretKey: string;
+  /** Base URL clients reach this server at (known once it listens). */
+  publicUrl: () => string;
+  /** Free plan minutes and how often limits are enforced; defaults to 100 minutes, every 5 s. */
+  usage?: UsagePolicy;
+  /** The platform's Stripe account (`[billing]`); without it checkout and the webhook answer 503. */
+  billing?: BillingSettings;
+  /** Stripe's API address for the accounts' own keys (`[payments] stripe_api_base`). */
+  paymentsApiBase?: string;
+}
+
+/** The customer-facing control plane (SPEC.md §4.1): errors as `{code, detail}`. */
+export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = async (app, options) => {
+  // Its own validation and error rendering, whatever the host server sets: bodies checked as sent,
+  // extra properties refused (never stripped), errors as `{code, detail}`.
+  installValidation(app);
+  installErrorHandling(app, "detail", { notFound: false });
+  app.removeContentTypeParser("text/plain");
+  const identity = new Identity(options.db);
+  const secrets = new SecretStore(options.db, options.secretKey);
+  const usage = new Usage(
+    options.db,
+    new UsageLedger(options.db),
+    options.sandboxes,
+    options.usage ?? defaultUsagePolicy,
+    app.log,
+  );
+  usage.start();
+  app.addHook("onClose", () => usage.stop());
+  // Routes registered in one explicit list.
+  await app.register(authRoutes, { identity });
+  await app.register(keyRoutes, { identity });
+  await app.register(sandboxRoutes, {
+    identity,
+    sandboxes: options.sandboxes,
+    templates: options.templates,
+    secrets: new SandboxSecrets(secrets, options.sandboxes),
+    usage,
+  });
+  await app.register(fileRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(codeRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(secretRoutes, { identity, secrets });
+  await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
+  await app.register(usageRoutes, { identity, usage });
+  await app.register(billingRoutes, {
+    identity,
+    billing: new Billing({
+      db: options.db,
+      settings: options.billing,
+      publicUrl: options.publicUrl,
+      log: app.log,
+      includedMinutes: (plan) => usage.includedMinutes(plan),
+    }),
+  });
+  await app.register(billingWebhookRoutes, { webhook: new BillingWebhook(options.db, options.billing) });
+  const paymentCredentials = new PaymentCredentials(
+    options.db,
+    options.secretKey,
+    options.paymentsApiBase ?? "https://api.stripe.com",
+  );
+  const agentKeys = new AgentKeys(options.db);
+  await app.register(paymentRoutes, { identity, credentials: paymentCredentials, agentKeys });
+  await app.register(paymentOperationRoutes, {
+    identity,
+    agentKeys,
+    operations: new PaymentOperations(paymentCredentials, agentKeys),
+  });
+  await app.register(endpointRoutes, {
+    identity,
+    sandboxes: options.sandboxes,
+    secretKey: options.secretKey,
+    publicUrl: options.publicUrl,
+  });
+};

@@ -1,0 +1,52 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { authenticate, principalOf, sessionCookie } from "../auth-hook.js";
+import type { Identity } from "../identity.js";
+import { Account, Credentials, Session } from "../schemas/auth.js";
+import { deletedResponses, errorResponses } from "../schemas/errors.js";
+
+export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = async (app, { identity }) => {
+  app.post(
+    "/auth/signup",
+    { schema: { tags: ["auth"], body: Credentials, response: { 201: Account, ...errorResponses } } },
+    async (request, reply) =>
+      reply.status(201).send(await identity.signup(request.body.email, request.body.password)),
+  );
+
+  app.post(
+    "/auth/login",
+    { schema: { tags: ["auth"], body: Credentials, response: { 200: Session, ...errorResponses } } },
+    async (request, reply) => {
+      const session = await identity
+        .login(request.body.email, request.body.password, request.ip)
+        .catch((error: unknown) => {
+          // A rate-limited attempt says when to come back.
+          const wait = (error as { retryAfter?: number }).retryAfter;
+          if (wait) reply.header("retry-after", String(wait));
+          throw error;
+        });
+      reply.header(
+        "set-cookie",
+        `${sessionCookie}=${session.token}; HttpOnly; SameSite=Strict; Path=/; Expires=${new Date(session.expiresAt).toUTCString()}`,
+      );
+      return session;
+    },
+  );
+
+  await app.register(async (authenticated) => {
+    authenticated.addHook("onRequest", authenticate(identity, null));
+    authenticated.get(
+      "/auth/me",
+      { schema: { tags: ["auth"], response: { 200: Account, ...errorResponses } } },
+      async (request) => identity.account(principalOf(request).accountId),
+    );
+    authenticated.post(
+      "/auth/logout",
+      { schema: { tags: ["auth"], response: deletedResponses } },
+      async (request, reply) => {
+        await identity.logout(principalOf(request));
+        reply.header("set-cookie", `${sessionCookie}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
+        return reply.status(204).send(undefined as never);
+      },
+    );
+  });
+};

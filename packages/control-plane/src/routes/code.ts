@@ -1,0 +1,80 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { SandboxOperations } from "@paddock/runtime";
+import type { FastifyRequest } from "fastify";
+import { authenticate } from "../auth-hook.js";
+import { checked, ExecdClient } from "../execd-client.js";
+import type { Identity } from "../identity.js";
+import { errorResponses } from "../schemas/errors.js";
+import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
+import { SandboxParams } from "../schemas/sandboxes.js";
+
+/** Stateful code through execd: contexts keep their state between runs. */
+export const codeRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  sandboxes: SandboxOperations;
+}> = async (app, options) => {
+  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
+    ExecdClient.forRequest(options.sandboxes, request);
+
+  app.post(
+    "/sandboxes/:id/code/contexts",
+    {
+      schema: {
+        tags: ["code"],
+        params: SandboxParams,
+        body: ContextRequest,
+        response: { 201: Context, ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const execd = await execdFor(request);
+      const response = await checked(
+        await execd.request("/code/context", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ language: request.body.language ?? "python" }),
+        }),
+      );
+      const body = (await response.json()) as { id: string; language: string };
+      return reply.status(201).send({ id: body.id, language: body.language });
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/code",
+    {
+      schema: {
+        tags: ["code"],
+        params: SandboxParams,
+        body: CodeRequest,
+        response: { 200: CodeResult, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const execd = await execdFor(request);
+      const { code, language, contextId } = request.body;
+      const context = contextId ? { id: contextId } : { language: language ?? "python" };
+      let stdout = "";
+      let stderr = "";
+      const results: Array<Record<string, unknown>> = [];
+      let error: { name: string; value: string; traceback: string[] } | null = null;
+      let executionCount: number | null = null;
+      for await (const event of execd.events("/code", { context, code })) {
+        if (event.type === "stdout") stdout += String(event.text ?? "");
+        else if (event.type === "stderr") stderr += String(event.text ?? "");
+        else if (event.type === "result") results.push((event.results as Record<string, unknown>) ?? {});
+        else if (event.type === "execution_count") executionCount = Number(event.execution_count);
+        else if (event.type === "error") {
+          const detail = (event.error ?? {}) as { ename?: string; evalue?: string; traceback?: string[] };
+          error = {
+            name: detail.ename ?? "Error",
+            value: detail.evalue ?? "",
+            traceback: detail.traceback ?? [],
+          };
+        }
+      }
+      return { stdout, stderr, results, error, executionCount };
+    },
+  );
+};

@@ -1,0 +1,285 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Errors, PaddockError } from "@paddock/common";
+import type { SandboxOperations } from "@paddock/runtime";
+import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
+import { authenticate } from "../auth-hook.js";
+import { checked, ExecdClient } from "../execd-client.js";
+import { streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
+import type { Identity } from "../identity.js";
+import { deletedResponses, errorResponses } from "../schemas/errors.js";
+import {
+  DeleteQuery,
+  DownloadQuery,
+  FileList,
+  ListQuery,
+  MkdirRequest,
+  MoveRequest,
+  RawBody,
+  RawBytes,
+  ReadRequest,
+  ReadResult,
+  SearchRequest,
+  UploadQuery,
+  WriteQuery,
+  WriteRequest,
+  WriteResult,
+} from "../schemas/files.js";
+import { SandboxParams } from "../schemas/sandboxes.js";
+
+const maxInlineRead = 16 * 2 ** 20;
+const maxInlineWrite = 16 * 2 ** 20;
+
+function toInfo(entry: Record<string, unknown>) {
+  return {
+    path: String(entry.path),
+    type: String(entry.type ?? "file"),
+    size: Number(entry.size ?? 0),
+    mode: Number(entry.mode ?? 0),
+    owner: String(entry.owner ?? ""),
+    group: String(entry.group ?? ""),
+    modified_at: String(entry.modified_at ?? ""),
+  };
+}
+
+/** Files of a sandbox, mapped onto its execd; binary-safe, and streamed for large files. */
+export const fileRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  sandboxes: SandboxOperations;
+}> = async (app, options) => {
+  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
+    ExecdClient.forRequest(options.sandboxes, request);
+  // Raw uploads stream straight through to execd.
+  app.addContentTypeParser("application/octet-stream", (_request, _payload, done) => done(null));
+  const tags = ["files"];
+
+  app.post(
+    "/sandboxes/:id/files/read",
+    {
+      schema: {
+        tags,
+        description:
+          "JSON with the content as UTF-8 text or base64 (files up to 16 MiB); with `Accept: application/octet-stream`, the raw bytes of a file of any size, streamed (a `Range` header is honoured).",
+        params: SandboxParams,
+        body: ReadRequest,
+        response: {
+          200: {
+            content: {
+              "application/json": { schema: ReadResult },
+              "application/octet-stream": { schema: RawBytes },
+            },
+          },
+          206: { content: { "application/octet-stream": { schema: RawBytes } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) => {
+      const execd = await execdFor(request);
+      const { path, encoding = "utf8" } = request.body;
+      if (wantsRaw(request.headers.accept)) return streamDownload(execd, path, request.headers.range, reply);
+      const info = (await (
+        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`))
+      ).json()) as Record<string, { size: number }>;
+      const size = Object.values(info)[0]?.size ?? 0;
+      if (size > maxInlineRead) {
+        throw new PaddockError(
+          Errors.payloadTooLarge,
+          `${path} is ${size} bytes; ask for it with \`Accept: application/octet-stream\` to stream it`,
+        );
+      }
+      const bytes = Buffer.from(
+        await (
+          await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`))
+        ).arrayBuffer(),
+      );
+      return reply.send({
+        path,
+        encoding,
+        size: bytes.length,
+        content: bytes.toString(encoding === "base64" ? "base64" : "utf8"),
+      });
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/files/write",
+    {
+      bodyLimit: maxInlineWrite + 64 * 1024,
+      schema: {
+        tags,
+        description:
+          "A JSON body with the content as UTF-8 text or base64 (up to 16 MiB of text), or the raw bytes as `application/octet-stream` with `?path=` (any size, streamed to the sandbox).",
+        params: SandboxParams,
+        querystring: WriteQuery,
+        body: {
+          content: {
+            "application/json": { schema: WriteRequest },
+            "application/octet-stream": { schema: RawBody },
+          },
+        },
+        response: { 200: WriteResult, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const execd = await execdFor(request);
+      if (request.headers["content-type"]?.startsWith("application/octet-stream")) {
+        const { path, mode } = request.query;
+        if (!path) throw new PaddockError(Errors.invalidRequest, "a raw body needs the target as ?path=");
+        return { path, size: await streamUpload(execd, { path, mode }, request.raw) };
+      }
+      const body = request.body as WriteRequest | undefined;
+      if (!body || typeof body !== "object")
+        throw new PaddockError(Errors.invalidRequest, "send {path, content} as JSON, or raw bytes");
+      const { path, content, encoding = "utf8", mode } = body;
+      const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
+      const form = new FormData();
+      form.append("metadata", JSON.stringify({ path, ...(mode !== undefined ? { mode } : {}) }));
+      form.append("file", new Blob([bytes]), "file");
+      await checked(await execd.request("/files/upload", { method: "POST", body: form }));
+      return { path, size: bytes.length };
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/files/upload",
+    {
+      schema: {
+        tags,
+        description: "The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox.",
+        params: SandboxParams,
+        querystring: UploadQuery,
+        response: { 200: WriteResult, ...errorResponses },
+      },
+    },
+    async (request) => {
+      if (!request.headers["content-type"]?.startsWith("application/octet-stream")) {
+        throw new PaddockError(Errors.unsupportedMediaType, "send the file as application/octet-stream");
+      }
+      const execd = await execdFor(request);
+      const { path, mode } = request.query;
+      return { path, size: await streamUpload(execd, { path, mode }, request.raw) };
+    },
+  );
+
+  app.get(
+    "/sandboxes/:id/files/download",
+    {
+      schema: {
+        tags,
+        description: "The raw bytes of a file, streamed; a `Range` header is honoured.",
+        params: SandboxParams,
+        querystring: DownloadQuery,
+        response: {
+          200: { content: { "application/octet-stream": { schema: RawBytes } } },
+          206: { content: { "application/octet-stream": { schema: RawBytes } } },
+          ...errorResponses,
+        },
+      },
+    },
+    async (request, reply) =>
+      streamDownload(await execdFor(request), request.query.path, request.headers.range, reply),
+  );
+
+  app.post(
+    "/sandboxes/:id/files/move",
+    { schema: { tags, params: SandboxParams, body: MoveRequest, response: deletedResponses } },
+    async (request, reply) => {
+      const execd = await execdFor(request);
+      await checked(
+        await execd.request("/files/mv", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify([{ src: request.body.from, dest: request.body.to }]),
+        }),
+      );
+      return reply.status(204).send(undefined as never);
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/files/search",
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        body: SearchRequest,
+        response: { 200: FileList, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const execd = await execdFor(request);
+      const query = new URLSearchParams({
+        path: request.body.path,
+        ...(request.body.pattern ? { pattern: request.body.pattern } : {}),
+      });
+      const found = (await (await checked(await execd.request(`/files/search?${query}`))).json()) as Array<
+        Record<string, unknown>
+      >;
+      return { items: found.map(toInfo) };
+    },
+  );
+
+  app.get(
+    "/sandboxes/:id/files/list",
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        querystring: ListQuery,
+        response: { 200: FileList, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const execd = await execdFor(request);
+      const query = new URLSearchParams({
+        path: request.query.path,
+        depth: String(request.query.depth ?? 1),
+      });
+      const entries = (await (
+        await checked(await execd.request(`/directories/list?${query}`))
+      ).json()) as Array<Record<string, unknown>>;
+      return { items: entries.map(toInfo) };
+    },
+  );
+
+  app.delete(
+    "/sandboxes/:id/files",
+    { schema: { tags, params: SandboxParams, querystring: DeleteQuery, response: deletedResponses } },
+    async (request, reply) => {
+      const execd = await execdFor(request);
+      const path = encodeURIComponent(request.query.path);
+      await checked(
+        await execd.request(request.query.recursive ? `/directories?path=${path}` : `/files?path=${path}`, {
+          method: "DELETE",
+        }),
+      );
+      return reply.status(204).send(undefined as never);
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/directories",
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        body: MkdirRequest,
+        response: { 201: Type.Object({ path: Type.String() }), ...errorResponses },
+      },
+    },
+    async (request, reply) => {
+      const execd = await execdFor(request);
+      const { path, mode } = request.body;
+      await checked(
+        await execd.request("/directories", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ [path]: { mode: mode ?? 755 } }),
+        }),
+      );
+      return reply.status(201).send({ path });
+    },
+  );
+};

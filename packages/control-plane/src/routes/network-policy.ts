@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { EGRESS_PORT, EGRESS_TOKEN_HEADER, Errors, PaddockError } from "@paddock/common";
+import type { SandboxOperations } from "@paddock/runtime";
+import type { Static } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
+import { authenticate, principalOf } from "../auth-hook.js";
+import { ControlPlaneErrors } from "../errors.js";
+import type { Identity } from "../identity.js";
+import { errorResponses } from "../schemas/errors.js";
+import { EnforcedPolicy, PolicyPatch, PolicyRemoval } from "../schemas/network-policy.js";
+import { SandboxParams } from "../schemas/sandboxes.js";
+
+/**
+ * A sandbox's live outbound policy, read and changed through its egress sidecar (the same calls
+ * the runtime API offers through endpoint resolution, with the sidecar's token kept server-side).
+ */
+export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  sandboxes: SandboxOperations;
+}> = async (app, options) => {
+  const { sandboxes } = options;
+  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+
+  /** Calls the sidecar of the sandbox a request names, for its owner only. */
+  async function sidecar(
+    request: FastifyRequest & { params: { id: string } },
+    method: string,
+    body?: unknown,
+  ) {
+    const owner = principalOf(request).accountId;
+    const sandbox = await sandboxes.get(request.params.id, owner);
+    if (!sandbox.networkPolicy) {
+      throw new PaddockError(
+        ControlPlaneErrors.networkPolicyAbsent,
+        "this sandbox was created without a networkPolicy: its egress is not filtered and has no policy to change",
+      );
+    }
+    const { host, port } = await sandboxes.target(sandbox.id, EGRESS_PORT, owner);
+    const response = await fetch(`http://${host}:${port}/policy`, {
+      method,
+      headers: {
+        [EGRESS_TOKEN_HEADER]: sandboxes.tokens(sandbox.id).egress,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    }).catch((error: Error) => {
+      throw new PaddockError(
+        Errors.endpointUnavailable,
+        `the sandbox's egress sidecar did not answer (${error.message}); it restarts by itself and egress stays denied meanwhile`,
+      );
+    });
+    const answer = (await response.json().catch(() => ({}))) as Partial<Static<typeof EnforcedPolicy>> & {
+      message?: unknown;
+    };
+    if (!response.ok) {
+      const message =
+        typeof answer.message === "string" ? answer.message : `the sidecar answered ${response.status}`;
+      if (response.status === 400) throw new PaddockError(Errors.invalidRequest, message);
+      if (response.status === 413) throw new PaddockError(Errors.payloadTooLarge, message);
+      throw new PaddockError(Errors.endpointUnavailable, message);
+    }
+    return { mode: answer.mode, policy: answer.policy } as Static<typeof EnforcedPolicy>;
+  }
+
+  const common = {
+    tags: ["network policy"],
+    params: SandboxParams,
+    response: { 200: EnforcedPolicy, ...errorResponses },
+  };
+  app.get("/sandboxes/:id/network-policy", { schema: common }, (request) => sidecar(request, "GET"));
+  app.patch("/sandboxes/:id/network-policy", { schema: { ...common, body: PolicyPatch } }, (request) =>
+    sidecar(request, "PATCH", request.body.egress),
+  );
+  app.delete(
+    "/sandboxes/:id/network-policy",
+    { schema: { ...common, querystring: PolicyRemoval } },
+    (request) => sidecar(request, "DELETE", request.query.target),
+  );
+};

@@ -1,0 +1,213 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Errors, encodeSse, PaddockError } from "@paddock/common";
+import type { Sandbox as SandboxModel, SandboxOperations, Template } from "@paddock/runtime";
+import { authenticate, principalOf } from "../auth-hook.js";
+import { collectCommand } from "../command-output.js";
+import { ExecdClient } from "../execd-client.js";
+import type { Identity } from "../identity.js";
+import type { SandboxSecrets } from "../sandbox-secrets.js";
+import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
+import {
+  CreateSandboxRequest,
+  ListQuery,
+  MetadataPatch,
+  RenewRequest,
+  RunRequest,
+  RunResult,
+  Sandbox,
+  SandboxList,
+  SandboxParams,
+  TemplateList,
+} from "../schemas/sandboxes.js";
+import type { Usage } from "../usage.js";
+
+export interface SandboxRoutesOptions {
+  identity: Identity;
+  sandboxes: SandboxOperations;
+  templates: Map<string, Template>;
+  secrets: SandboxSecrets;
+  usage: Usage;
+}
+
+function toWire(sandbox: SandboxModel) {
+  return {
+    id: sandbox.id,
+    state: sandbox.status.state,
+    ...(sandbox.status.reason ? { reason: sandbox.status.reason } : {}),
+    template: sandbox.template ?? null,
+    metadata: sandbox.metadata,
+    createdAt: sandbox.createdAt,
+    expiresAt: sandbox.expiresAt ?? null,
+  };
+}
+
+/** The account's sandboxes: every call is scoped to the caller's account (others' ids answer 404). */
+export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (app, options) => {
+  const { sandboxes, templates } = options;
+  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  const owner = (request: { principal?: { accountId: string } }) => principalOf(request as never).accountId;
+
+  app.get(
+    "/sandboxes/templates",
+    { schema: { tags: ["sandboxes"], response: { 200: TemplateList, ...errorResponses } } },
+    async () => ({
+      items: [...templates.values()].map(({ id, name, description }) => ({ id, name, description })),
+    }),
+  );
+
+  app.post(
+    "/sandboxes",
+    {
+      schema: {
+        tags: ["sandboxes"],
+        body: CreateSandboxRequest,
+        response: { 201: Sandbox, ...errorResponses, 402: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
+      await options.usage.assertCanRun(owner(request), "create");
+      if (!templates.has(template)) {
+        throw new PaddockError(
+          Errors.templateNotFound,
+          `no template ${template}; GET /sandboxes/templates lists them`,
+        );
+      }
+      const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
+      const sandbox = await sandboxes.create({
+        template,
+        owner: owner(request),
+        timeout: timeout ?? null,
+        ...(env ? { env } : {}),
+        ...(metadata ? { metadata } : {}),
+        ...(networkPolicy ? { networkPolicy } : {}),
+      });
+      await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
+      return reply.status(201).send(toWire(sandbox));
+    },
+  );
+
+  app.get(
+    "/sandboxes",
+    {
+      schema: {
+        tags: ["sandboxes"],
+        querystring: ListQuery,
+        response: { 200: SandboxList, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { state, metadata, page, pageSize } = request.query;
+      const filter = metadata ? Object.fromEntries(new URLSearchParams(metadata)) : undefined;
+      const result = await sandboxes.list({
+        owner: owner(request),
+        ...(state ? { states: state } : {}),
+        ...(filter ? { metadata: filter } : {}),
+        ...(page ? { page } : {}),
+        ...(pageSize ? { pageSize } : {}),
+      });
+      return { items: result.items.map(toWire), pagination: result.pagination };
+    },
+  );
+
+  const one = { tags: ["sandboxes"], params: SandboxParams, response: { 200: Sandbox, ...errorResponses } };
+  app.get("/sandboxes/:id", { schema: one }, async (request) =>
+    toWire(await sandboxes.get(request.params.id, owner(request))),
+  );
+  app.post("/sandboxes/:id/pause", { schema: one }, async (request) =>
+    toWire(await sandboxes.pause(request.params.id, owner(request))),
+  );
+  app.post(
+    "/sandboxes/:id/resume",
+    { schema: { ...one, response: { ...one.response, 402: ErrorBody } } },
+    async (request) => {
+      await sandboxes.get(request.params.id, owner(request)); // another account's id: 404 first
+      await options.usage.assertCanRun(owner(request), "resume");
+      return toWire(await sandboxes.resume(request.params.id, owner(request)));
+    },
+  );
+  app.delete(
+    "/sandboxes/:id",
+    { schema: { tags: ["sandboxes"], params: SandboxParams, response: deletedResponses } },
+    async (request, reply) => {
+      await sandboxes.delete(request.params.id, owner(request));
+      return reply.status(204).send(undefined as never);
+    },
+  );
+
+  app.post("/sandboxes/:id/renew", { schema: { ...one, body: RenewRequest } }, async (request) => {
+    await sandboxes.renew(
+      request.params.id,
+      new Date(Date.now() + request.body.timeout * 1000),
+      owner(request),
+    );
+    return toWire(await sandboxes.get(request.params.id, owner(request)));
+  });
+
+  app.patch("/sandboxes/:id/metadata", { schema: { ...one, body: MetadataPatch } }, async (request) =>
+    toWire(
+      await sandboxes.patchMetadata(
+        request.params.id,
+        request.body as Record<string, string | null>,
+        owner(request),
+      ),
+    ),
+  );
+
+  const commandBody = (body: {
+    command: string;
+    cwd?: string;
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    background?: boolean;
+  }) => ({
+    command: body.command,
+    ...(body.cwd ? { cwd: body.cwd } : {}),
+    ...(body.env ? { envs: body.env } : {}),
+    ...(body.timeoutMs ? { timeout: body.timeoutMs } : {}),
+    ...(body.background ? { background: true } : {}),
+  });
+
+  app.post(
+    "/sandboxes/:id/run",
+    {
+      schema: {
+        tags: ["commands"],
+        params: SandboxParams,
+        body: RunRequest,
+        response: { 200: RunResult, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const execd = await ExecdClient.forRequest(sandboxes, request);
+      return collectCommand(execd.events("/command", commandBody(request.body)));
+    },
+  );
+
+  app.post(
+    "/sandboxes/:id/run/stream",
+    { schema: { tags: ["commands"], params: SandboxParams, body: RunRequest, response: errorResponses } },
+    async (request, reply) => {
+      const execd = await ExecdClient.forRequest(sandboxes, request);
+      const abort = new AbortController();
+      const events = execd.events("/command", commandBody(request.body), abort.signal);
+      // Fail before the stream starts when execd refuses the command.
+      const first = await events.next();
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+      });
+      res.on("close", () => abort.abort());
+      try {
+        if (!first.done) res.write(encodeSse(first.value));
+        for await (const event of events) res.write(encodeSse(event));
+      } catch {
+        // The client went away or execd did; either way the stream ends here.
+      }
+      res.end();
+    },
+  );
+};

@@ -1,0 +1,59 @@
+import { afterAll, describe, expect, test } from "vitest";
+import { createTestDatabase, testEngines } from "./testing.js";
+
+describe.each(testEngines)("database on %s", (engine) => {
+  const cleanups: Array<() => Promise<void>> = [];
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  test("migrates, round-trips a sandbox row and re-opens idempotently", async () => {
+    const target = await createTestDatabase(engine);
+    cleanups.push(target.drop);
+    const first = await target.open();
+    const now = new Date().toISOString();
+    await first.db
+      .insertInto("sandboxes")
+      .values({
+        id: "sbx-test",
+        owner: null,
+        state: "Running",
+        reason: null,
+        message: null,
+        last_transition_at: now,
+        image_uri: "paddock/base:bookworm",
+        snapshot_id: null,
+        template: null,
+        entrypoint: JSON.stringify(["sleep", "infinity"]),
+        metadata: JSON.stringify({ name: "a" }),
+        extensions: "{}",
+        resource_limits: "{}",
+        platform: null,
+        network_policy: null,
+        secure_access: 0,
+        container_id: "c1",
+        created_at: now,
+        updated_at: now,
+        expires_at: null,
+      })
+      .execute();
+    await first.db
+      .insertInto("sandbox_events")
+      .values({ sandbox_id: "sbx-test", at: now, kind: "x", message: "m" })
+      .execute();
+    await first.close();
+
+    const second = await target.open();
+    const row = await second.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("id", "=", "sbx-test")
+      .executeTakeFirst();
+    expect(row?.state).toBe("Running");
+    expect(JSON.parse(row?.metadata ?? "{}")).toEqual({ name: "a" });
+    const events = await second.db.selectFrom("sandbox_events").selectAll().execute();
+    expect(events).toHaveLength(1);
+    expect(events[0]?.id).toBeTypeOf("number");
+    await second.close();
+  });
+});

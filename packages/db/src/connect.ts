@@ -1,0 +1,49 @@
+import { mkdirSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import SqliteDatabase from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { migrate } from "./migrations.js";
+import type { Database } from "./schema.js";
+
+export type Db = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  engine: "sqlite" | "postgres";
+  /** Where it lives, with any password removed (safe to log). */
+  location: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database named by `url` and brings its schema up to date.
+ * `postgres://…` / `postgresql://…` → PostgreSQL; `sqlite:<path>` or a bare path → SQLite file.
+ */
+export async function openDatabase(url: string): Promise<DatabaseHandle> {
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    await migrate(db as Kysely<unknown>, "postgres");
+    return { db, engine: "postgres", location: redact(url), close: () => db.destroy() };
+  }
+  const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
+  if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+  const sqlite = new SqliteDatabase(path);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("busy_timeout = 5000");
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  await migrate(db as Kysely<unknown>, "sqlite");
+  return { db, engine: "sqlite", location: path, close: () => db.destroy() };
+}
+
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "postgres";
+  }
+}

@@ -1,0 +1,4 @@
+export * from "./connect.js";
+export { migrate } from "./migrations.js";
+export * from "./schema.js";
+export * from "./testing.js";

@@ -1,0 +1,199 @@
+import type { Generated } from "kysely";
+
+/**
+ * Tables as Kysely sees them. Times are RFC 3339 UTC strings (they sort as text on both
+ * engines); JSON columns hold serialized JSON text; booleans are 0/1 integers.
+ */
+export interface SandboxesTable {
+  id: string;
+  /** Account that owns the sandbox (control plane); null for runtime-API sandboxes. */
+  owner: string | null;
+  state: string;
+  reason: string | null;
+  message: string | null;
+  last_transition_at: string;
+  image_uri: string | null;
+  snapshot_id: string | null;
+  template: string | null;
+  entrypoint: string;
+  metadata: string;
+  extensions: string;
+  resource_limits: string;
+  platform: string | null;
+  network_policy: string | null;
+  secure_access: number;
+  container_id: string | null;
+  created_at: string;
+  updated_at: string;
+  expires_at: string | null;
+  /** Template whose warm pool holds this sandbox; null once claimed (or never pooled). */
+  pooled_for?: string | null;
+}
+
+export interface SnapshotsTable {
+  id: string;
+  owner: string | null;
+  sandbox_id: string;
+  name: string | null;
+  state: string;
+  reason: string | null;
+  message: string | null;
+  last_transition_at: string;
+  image_ref: string | null;
+  entrypoint: string;
+  created_at: string;
+}
+
+export interface SandboxEventsTable {
+  id: Generated<number>;
+  sandbox_id: string;
+  at: string;
+  kind: string;
+  message: string;
+}
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  /** scrypt$N$r$p$salt$hash */
+  password_hash: string;
+  plan: string;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the session token; the token itself is never stored. */
+  token_hash: string;
+  account_id: string;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  /** The first characters of the secret, shown in listings to tell keys apart. */
+  prefix: string;
+  /** SHA-256 of the secret. */
+  secret_hash: string;
+  /** null = every surface; else one of sandboxes, memory, secrets. */
+  scope: string | null;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface SecretsTable {
+  account_id: string;
+  /** Environment-variable-like name, unique per account. */
+  name: string;
+  /** The value sealed by the control plane's SealedBox; never plaintext. */
+  sealed_value: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MemoriesTable {
+  /** Integer key the full-text index refers to; `id` is what clients see. */
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  content: string;
+  /** JSON object. */
+  metadata: string;
+  /** JSON array of strings (also one row each in memory_tags, for filtering). */
+  tags: string;
+  created_at: string;
+}
+
+export interface MemoryTagsTable {
+  memory_id: string;
+  account_id: string;
+  tag: string;
+}
+
+export interface SandboxUsageTable {
+  sandbox_id: string;
+  /** Calendar month (UTC) as `YYYY-MM`. */
+  period: string;
+  account_id: string;
+  template: string | null;
+  /** Running time counted in this period; PostgreSQL's bigint arrives as a string. */
+  running_ms: number | string;
+  /** When the sandbox was first counted in this period. */
+  started_at: string;
+  updated_at: string;
+}
+
+export interface UsageMetersTable {
+  /** A sandbox that is Running and owned by an account: its time since `since` is not yet counted. */
+  sandbox_id: string;
+  account_id: string;
+  template: string | null;
+  since: string;
+}
+
+export interface AccountBillingTable {
+  account_id: string;
+  /** The platform's Stripe customer for this account, once a checkout created one. */
+  stripe_customer_id: string | null;
+  stripe_subscription_id: string | null;
+  /** Stripe's subscription status as last reported (active, past_due, canceled…). */
+  subscription_status: string | null;
+  updated_at: string;
+}
+
+export interface BillingEventsTable {
+  /** Stripe's event id (`evt_…`): handled once. */
+  event_id: string;
+  type: string;
+  account_id: string | null;
+  received_at: string;
+}
+
+export interface PaymentCredentialsTable {
+  account_id: string;
+  provider: string;
+  /** The provider secret key sealed by the control plane's SealedBox; never plaintext. */
+  sealed_key: string;
+  /** e.g. `sk_test_…1234`: all that is ever shown. */
+  masked_key: string;
+  livemode: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface PaymentAgentKeysTable {
+  account_id: string;
+  /** SHA-256 of the agent key. */
+  key_hash: string;
+  prefix: string;
+  /** JSON array of operation names. */
+  allowed_operations: string;
+  currency: string;
+  /** Amounts in the currency's smallest unit; PostgreSQL's bigint arrives as a string. */
+  max_amount: number | string;
+  total_limit: number | string | null;
+  amount_used: number | string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface Database {
+  sandboxes: SandboxesTable;
+  snapshots: SnapshotsTable;
+  sandbox_events: SandboxEventsTable;
+  accounts: AccountsTable;
+  sessions: SessionsTable;
+  api_keys: ApiKeysTable;
+  secrets: SecretsTable;
+  memories: MemoriesTable;
+  memory_tags: MemoryTagsTable;
+  sandbox_usage: SandboxUsageTable;
+  usage_meters: UsageMetersTable;
+  account_billing: AccountBillingTable;
+  billing_events: BillingEventsTable;
+  payment_credentials: PaymentCredentialsTable;
+  payment_agent_keys: PaymentAgentKeysTable;
+}

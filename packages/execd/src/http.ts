@@ -1,0 +1,121 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** An error a handler throws to answer `{code, message}` with a status. */
+export class ExecdError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string) => new ExecdError(400, "invalid_request", message);
+export const notFound = (message: string) => new ExecdError(404, "not_found", message);
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (error instanceof ExecdError) {
+    sendJson(res, error.status, { code: error.code, message: error.message });
+    return;
+  }
+  const nodeError = error as NodeJS.ErrnoException;
+  // Filesystem errors are the caller's path problems, not server faults.
+  const byErrno: Record<string, [number, string]> = {
+    ENOENT: [404, "not_found"],
+    ENOTDIR: [400, "not_a_directory"],
+    EISDIR: [400, "is_a_directory"],
+    EEXIST: [409, "already_exists"],
+    EACCES: [403, "permission_denied"],
+    EPERM: [403, "permission_denied"],
+    ENOTEMPTY: [409, "directory_not_empty"],
+    EINVAL: [400, "invalid_request"],
+    ENAMETOOLONG: [400, "invalid_request"],
+    ELOOP: [400, "invalid_request"],
+  };
+  const mapped = nodeError.code ? byErrno[nodeError.code] : undefined;
+  if (mapped) {
+    sendJson(res, mapped[0], { code: mapped[1], message: nodeError.message });
+    return;
+  }
+  sendJson(res, 500, { code: "internal_error", message: "execd failed to handle the request" });
+}
+
+/** Reads a JSON body of at most `limit` bytes. */
+export async function readJson(req: IncomingMessage, limit = 8 * 2 ** 20): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw new ExecdError(413, "payload_too_large", `request body exceeds ${limit} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") throw badRequest("a JSON body is required");
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ExecdError(400, "invalid_json", "the request body is not valid JSON");
+  }
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A JSON object body, or 400. */
+export async function readObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const body = await readJson(req);
+  if (!isRecord(body)) throw badRequest("the request body must be a JSON object");
+  return body;
+}
+
+export function optionalString(body: Record<string, unknown>, key: string): string | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string") throw badRequest(`${key} must be a string`);
+  return value;
+}
+
+export function optionalInteger(body: Record<string, unknown>, key: string, min = 0): number | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
+    throw badRequest(`${key} must be an integer ≥ ${min}`);
+  }
+  return value;
+}
+
+export function optionalStringMap(
+  body: Record<string, unknown>,
+  key: string,
+): Record<string, string> | undefined {
+  const value = body[key];
+  if (value === undefined || value === null) return undefined;
+  if (!isRecord(value) || !Object.values(value).every((v) => typeof v === "string")) {
+    throw badRequest(`${key} must be an object of strings`);
+  }
+  return value as Record<string, string>;
+}
+
+/** Query parameter values (repeatable ones as arrays). */
+export function queryAll(url: URL, name: string): string[] {
+  return url.searchParams.getAll(name);
+}
+
+export function queryOne(url: URL, name: string, required = false): string | undefined {
+  const value = url.searchParams.get(name) ?? undefined;
+  if (required && (value === undefined || value === ""))
+    throw badRequest(`query parameter ${name} is required`);
+  return value;
+}

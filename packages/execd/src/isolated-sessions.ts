@@ -1,0 +1,289 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, rm, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { EXECD_MOUNT, EXECD_TOKEN_ENV } from "@paddock/common/contracts";
+import type { Environment } from "./environment.js";
+import { ExecdError, notFound } from "./http.js";
+import { type AgentAddress, agentJson, ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
+import { busybox, type IsolationSupport, probeIsolation, sessionsRoot } from "./isolated-capabilities.js";
+import type { OverlayViews } from "./isolated-changes.js";
+import type { SessionSpec } from "./isolated-spec.js";
+
+export type SessionStatus = "active" | "dead";
+
+export interface IsolatedSession {
+  id: string;
+  spec: SessionSpec;
+  createdAt: string;
+  lastRunAt: string;
+  status: SessionStatus;
+  /** The `unshare` process: it lives in the session's user and mount namespaces. */
+  holder: ChildProcess;
+  dir: string;
+  agent: AgentAddress;
+  idleTimer?: NodeJS.Timeout;
+  /** Background runs started through the session, for idle collection. */
+  backgroundRuns: Set<string>;
+}
+
+/** How long a new session's agent may take to answer. */
+const startTimeoutMs = 20_000;
+
+/** Builds the session's mounts inside its namespaces, then becomes the session's init. */
+const sessionScript = [
+  "set -e",
+  'B="$1"; D="$2"; W="$3"; M="$4"; P="$5"; shift 5',
+  '"$B" mount -t tmpfs -o mode=0700 tmpfs "$D"',
+  'case "$M" in',
+  '  overlay) "$B" mkdir "$D/upper" "$D/work"',
+  '    "$B" mount -t overlay overlay -o "userxattr,lowerdir=$W,upperdir=$D/upper,workdir=$D/work" "$W" ;;',
+  '  ro) "$B" mount -o bind "$W" "$W"; "$B" mount -o remount,bind,ro "$W" ;;',
+  "esac",
+  // strict: the rest of the filesystem read-only, and a /tmp of the session's own.
+  'if [ "$P" = strict ]; then',
+  '  case "$W" in /tmp|/tmp/*) ;; *) "$B" mount -t tmpfs -o mode=1777 tmpfs /tmp ;; esac',
+  '  "$B" mount -o remount,bind,ro /',
+  "fi",
+  // A fresh /proc where the runtime allows it; otherwise the sandbox's stays (see capabilities).
+  '"$B" mount -t proc proc /proc 2>/dev/null || true',
+  'exec "$@"',
+].join("\n");
+
+/** The sessions of this sandbox, each in its own namespaces with its own agent. */
+export class IsolatedSessions {
+  private readonly sessions = new Map<string, IsolatedSession>();
+  private support: Promise<IsolationSupport> | undefined;
+
+  constructor(private readonly env: Environment) {}
+
+  /** What this runtime allows, probed once. */
+  capabilities(): Promise<IsolationSupport> {
+    this.support ??= probeIsolation();
+    return this.support;
+  }
+
+  async create(spec: SessionSpec): Promise<IsolatedSession> {
+    const support = await this.capabilities();
+    const needed = spec.workspace.mode === "overlay" ? support.overlay : support.mountNamespace;
+    if (!needed) {
+      throw new ExecdError(
+        503,
+        "isolation_unavailable",
+        `isolated sessions are unavailable in this sandbox: ${support.reasons.join("; ")}`,
+      );
+    }
+    const workspace = await stat(spec.workspace.path).catch(() => undefined);
+    if (!workspace?.isDirectory())
+      throw new ExecdError(
+        400,
+        "invalid_request",
+        `workspace.path ${spec.workspace.path} is not a directory`,
+      );
+
+    const id = randomUUID();
+    const dir = join(sessionsRoot, id);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const agent = { socketPath: "", token: randomBytes(24).toString("hex") };
+    const environment = passthrough(this.env.forProcess(), spec);
+    environment[ISOLATED_AGENT_SOCKET_ENV] = join(dir, "agent.sock");
+    environment[EXECD_TOKEN_ENV] = agent.token;
+    const holder = spawn(
+      busybox,
+      [
+        "unshare",
+        "-r",
+        "-m",
+        "-p",
+        "-f",
+        "--",
+        busybox,
+        "sh",
+        "-c",
+        sessionScript,
+        "session",
+        busybox,
+        dir,
+        spec.workspace.path,
+        spec.workspace.mode,
+        spec.profile ?? "balanced",
+        ...agentCommand(),
+      ],
+      { detached: true, stdio: ["ignore", "ignore", "pipe"], env: environment },
+    );
+    let stderr = "";
+    holder.stderr?.on("data", (chunk: Buffer) => {
+      if (stderr.length < 4096) stderr += chunk.toString();
+    });
+    const now = new Date().toISOString();
+    const session: IsolatedSession = {
+      id,
+      spec,
+      createdAt: now,
+      lastRunAt: now,
+      status: "active",
+      holder,
+      dir,
+      agent,
+      backgroundRuns: new Set(),
+    };
+    holder.on("exit", () => {
+      session.status = "dead";
+    });
+    holder.on("error", (error) => {
+      stderr += error.message;
+      session.status = "dead";
+    });
+    // The holder shares the session's mount namespace: its root shows the session's mounts.
+    agent.socketPath = `/proc/${holder.pid}/root${dir}/agent.sock`;
+    try {
+      await waitForAgent(session, () => stderr);
+    } catch (error) {
+      await this.destroy(session);
+      throw error;
+    }
+    this.sessions.set(id, session);
+    this.touch(session);
+    return session;
+  }
+
+  list(): IsolatedSession[] {
+    return [...this.sessions.values()];
+  }
+
+  /**
+   * A session by id, or 404. `use` is a use of the session (a run, files, diff, commit): it
+   * refuses a session whose processes are gone and restarts the idle window; reading its state
+   * does neither.
+   */
+  get(id: string, options: { use?: boolean } = {}): IsolatedSession {
+    const session = this.sessions.get(id);
+    if (!session) throw notFound(`no isolated session ${id}`);
+    if (options.use) {
+      if (session.status !== "active")
+        throw new ExecdError(409, "session_dead", `isolated session ${id} has no processes left; delete it`);
+      this.touch(session);
+    }
+    return session;
+  }
+
+  async remove(id: string): Promise<void> {
+    const session = this.sessions.get(id);
+    if (!session) throw notFound(`no isolated session ${id}`);
+    this.sessions.delete(id);
+    await this.destroy(session);
+  }
+
+  /** The paths through which execd reads an overlay session's upper, lower and merged trees. */
+  views(session: IsolatedSession): OverlayViews {
+    if (session.spec.workspace.mode !== "overlay") {
+      throw new ExecdError(
+        400,
+        "not_an_overlay",
+        `isolated session ${session.id} has a ${session.spec.workspace.mode} workspace: only overlay sessions have changes`,
+      );
+    }
+    const root = `/proc/${session.holder.pid}/root`;
+    return {
+      upper: `${root}${session.dir}/upper`,
+      lower: session.spec.workspace.path,
+      merged: `${root}${session.spec.workspace.path}`,
+    };
+  }
+
+  /** Seconds until the session is collected for idleness, or null without an idle timeout. */
+  idleRemainingSeconds(session: IsolatedSession): number | null {
+    const timeout = session.spec.idle_timeout_seconds;
+    if (!timeout) return null;
+    const idle = (Date.now() - Date.parse(session.lastRunAt)) / 1000;
+    return Math.max(0, Math.round(timeout - idle));
+  }
+
+  closeAll(): void {
+    for (const session of this.sessions.values()) void this.destroy(session);
+    this.sessions.clear();
+  }
+
+  /** Any use of a session restarts its idle window. */
+  private touch(session: IsolatedSession): void {
+    session.lastRunAt = new Date().toISOString();
+    const timeout = session.spec.idle_timeout_seconds;
+    if (!timeout) return;
+    clearTimeout(session.idleTimer);
+    session.idleTimer = setTimeout(() => void this.collectIdle(session), timeout * 1000);
+    session.idleTimer.unref();
+  }
+
+  /** An idle session goes unless one of its background runs is still going. */
+  private async collectIdle(session: IsolatedSession): Promise<void> {
+    if (this.sessions.get(session.id) !== session) return;
+    for (const runId of session.backgroundRuns) {
+      const status = await agentJson(session.agent, "GET", `/command/status/${runId}`).catch(() => undefined);
+      if ((status?.body as { running?: boolean } | undefined)?.running) {
+        this.touch(session);
+        return;
+      }
+    }
+    this.sessions.delete(session.id);
+    await this.destroy(session);
+  }
+
+  /** Kills the session's init (the kernel then kills everything in its PID namespace) and the holder. */
+  private async destroy(session: IsolatedSession): Promise<void> {
+    clearTimeout(session.idleTimer);
+    const exited = new Promise((resolve) => {
+      if (session.holder.exitCode !== null || session.holder.signalCode !== null) resolve(undefined);
+      else session.holder.once("exit", resolve);
+    });
+    try {
+      if (session.holder.pid !== undefined) process.kill(-session.holder.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+    await exited;
+    // The tmpfs with the upper directory went with the last process of the mount namespace.
+    await rm(session.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** The agent is this same execd bundle, started by the session's init (tini reaps orphans). */
+function agentCommand(): string[] {
+  return [
+    `${EXECD_MOUNT}/bin/tini`,
+    "--",
+    `${EXECD_MOUNT}/lib/ld-linux-x86-64.so.2`,
+    "--library-path",
+    `${EXECD_MOUNT}/lib`,
+    `${EXECD_MOUNT}/bin/node`,
+    `${EXECD_MOUNT}/execd.js`,
+  ];
+}
+
+/** execd's environment filtered by the session's env_passthrough. */
+function passthrough(environment: Record<string, string>, spec: SessionSpec): Record<string, string> {
+  const rule = spec.env_passthrough;
+  if (!rule?.mode) return environment;
+  const keys = new Set(rule.keys ?? []);
+  const keep = (name: string) => (rule.mode === "allow" ? keys.has(name) : !keys.has(name));
+  // PATH and HOME keep a shell usable whatever the rule says.
+  return Object.fromEntries(
+    Object.entries(environment).filter(([name]) => keep(name) || name === "PATH" || name === "HOME"),
+  );
+}
+
+async function waitForAgent(session: IsolatedSession, stderr: () => string): Promise<void> {
+  const deadline = Date.now() + startTimeoutMs;
+  while (Date.now() < deadline) {
+    if (session.status !== "active") {
+      throw new ExecdError(
+        503,
+        "isolation_unavailable",
+        `the isolated session could not be set up: ${stderr().trim() || "its init exited"}`,
+      );
+    }
+    const answer = await agentJson(session.agent, "GET", "/ping").catch(() => undefined);
+    if (answer?.status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new ExecdError(503, "isolation_unavailable", "the isolated session's agent did not start in time");
+}

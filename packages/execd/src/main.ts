@@ -1,0 +1,31 @@
+import { EXECD_PORT, EXECD_TOKEN_ENV, EXECD_WAIT_EGRESS_ENV } from "@paddock/common/contracts";
+import { startEntrypoint, waitForEgress } from "./entrypoint.js";
+import { Environment } from "./environment.js";
+import { ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
+import { createExecd } from "./server.js";
+
+// execd's own process keeps no copy of the token in its environment: children never see it.
+const token = process.env[EXECD_TOKEN_ENV];
+delete process.env[EXECD_TOKEN_ENV];
+const waitEgress = process.env[EXECD_WAIT_EGRESS_ENV] === "1";
+delete process.env[EXECD_WAIT_EGRESS_ENV];
+if (!token) console.error(`execd: ${EXECD_TOKEN_ENV} is not set; every request will be refused`);
+// Set when this execd is an isolated session's agent: it serves that session on a Unix socket.
+const agentSocket = process.env[ISOLATED_AGENT_SOCKET_ENV];
+delete process.env[ISOLATED_AGENT_SOCKET_ENV];
+
+const env = new Environment(process.env);
+const separator = process.argv.indexOf("--");
+const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
+
+const execd = createExecd({ token, env, isolated: agentSocket === undefined });
+process.on("uncaughtException", (error) => console.error(`execd: ${error.stack ?? error.message}`));
+process.on("unhandledRejection", (error) => console.error(`execd: ${String(error)}`));
+
+if (agentSocket) {
+  execd.server.listen(agentSocket);
+} else {
+  execd.server.listen(EXECD_PORT, "0.0.0.0");
+  // No top-level await: the image bundles execd as CommonJS (see scripts/build-image.mjs).
+  void (waitEgress ? waitForEgress() : Promise.resolve()).then(() => startEntrypoint(userEntrypoint, env));
+}

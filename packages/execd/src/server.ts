@@ -1,0 +1,156 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { EXECD_ENV_PATH } from "@paddock/common/contracts";
+import { safeEqual } from "@paddock/common/ids";
+import { CodeContexts } from "./code-contexts.js";
+import { Commands } from "./commands.js";
+import type { Environment } from "./environment.js";
+import * as files from "./files.js";
+import { badRequest, ExecdError, notFound, readObject, sendError, sendJson } from "./http.js";
+import { handleIsolated } from "./isolated-routes.js";
+import { IsolatedSessions } from "./isolated-sessions.js";
+import { Metrics } from "./metrics.js";
+import { Sessions } from "./sessions.js";
+
+type Handler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  params: string[],
+) => Promise<void> | void;
+
+export interface Execd {
+  server: Server;
+  close(): void;
+}
+
+/** The execd HTTP API: every route requires the sandbox's token. */
+export function createExecd(options: {
+  token: string | undefined;
+  env: Environment;
+  extraRoutes?: Route[];
+  /** False in a session's agent: isolated sessions do not nest. */
+  isolated?: boolean;
+}): Execd {
+  const commands = new Commands(options.env);
+  const sessions = new Sessions(options.env);
+  const code = new CodeContexts(options.env, sessions);
+  const metrics = new Metrics();
+  const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
+
+  const routes: Route[] = [
+    route("GET", "/ping", (_req, res) => sendJson(res, 200, { status: "ok" })),
+    route("POST", EXECD_ENV_PATH, async (req, res) => {
+      const body = await readObject(req);
+      if (!Object.values(body).every((value) => typeof value === "string"))
+        throw badRequest("values must be strings");
+      options.env.set(body as Record<string, string>);
+      sendJson(res, 200, {});
+    }),
+    route("POST", "/command", (req, res) => commands.run(req, res)),
+    route("DELETE", "/command", (_req, res, url) => commands.interrupt(url, res)),
+    route("GET", "/command/status/:id", (_req, res, _url, [id]) => commands.status(id as string, res)),
+    route("GET", "/command/:id/logs", (_req, res, url, [id]) => commands.logs(id as string, url, res)),
+    route("POST", "/session", (req, res) => sessions.create(req, res)),
+    route("POST", "/session/:id/run", (req, res, _url, [id]) => sessions.run(id as string, req, res)),
+    route("DELETE", "/session/:id", (_req, res, _url, [id]) => sessions.remove(id as string, res)),
+    route("POST", "/code/context", (req, res) => code.create(req, res)),
+    route("GET", "/code/contexts", (_req, res, url) => code.list(url, res)),
+    route("DELETE", "/code/contexts", (_req, res, url) => code.removeLanguage(url, res)),
+    route("GET", "/code/contexts/:id", (_req, res, _url, [id]) => code.get(id as string, res)),
+    route("DELETE", "/code/contexts/:id", (_req, res, _url, [id]) => code.remove(id as string, res)),
+    route("POST", "/code", (req, res) => code.run(req, res)),
+    route("DELETE", "/code", (_req, res, url) => code.interrupt(url, res)),
+    route("GET", "/files/info", (_req, res, url) => files.fileInfo(url, res)),
+    route("DELETE", "/files", (_req, res, url) => files.deleteFiles(url, res)),
+    route("POST", "/files/permissions", (req, res) => files.setPermissions(req, res)),
+    route("POST", "/files/mv", (req, res) => files.move(req, res)),
+    route("GET", "/files/search", (_req, res, url) => files.search(url, res)),
+    route("POST", "/files/replace", (req, res, url) => files.replace(url, req, res)),
+    route("POST", "/files/upload", (req, res) => files.upload(req, res)),
+    route("GET", "/files/download", (req, res, url) => files.download(url, req, res)),
+    route("GET", "/directories/list", (_req, res, url) => files.listDirectory(url, res)),
+    route("POST", "/directories", (req, res) => files.makeDirectories(req, res)),
+    route("DELETE", "/directories", (_req, res, url) => files.removeDirectories(url, res)),
+    route("GET", "/metrics", (_req, res) => metrics.get(res)),
+    route("GET", "/metrics/watch", (_req, res) => metrics.watch(res)),
+    ...(options.extraRoutes ?? []),
+  ];
+
+  const server = createServer(async (req, res) => {
+    try {
+      const token = req.headers["x-execd-access-token"];
+      if (!options.token || typeof token !== "string" || !safeEqual(token, options.token)) {
+        throw new ExecdError(401, "unauthorized", "missing or wrong X-EXECD-ACCESS-TOKEN");
+      }
+      const url = new URL(req.url ?? "/", "http://execd");
+      if (url.pathname.startsWith("/v1/isolated/")) {
+        if (!isolated) return isolatedUnavailable(url.pathname, res);
+        return await handleIsolated(isolated, req, res, url);
+      }
+      const matched = match(routes, req.method ?? "GET", url.pathname);
+      if (!matched) throw notFound(`no route ${req.method} ${url.pathname}`);
+      await matched.route.handler(req, res, url, matched.params);
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on("clientError", (_error, socket) => socket.destroy());
+  return {
+    server,
+    close() {
+      commands.killAll();
+      code.closeAll();
+      sessions.closeAll();
+      isolated?.closeAll();
+      server.close();
+    },
+  };
+}
+
+export interface Route {
+  method: string;
+  pattern: RegExp;
+  handler: Handler;
+}
+
+export function route(method: string, path: string, handler: Handler): Route {
+  const pattern = new RegExp(`^${path.replace(/:[a-z]+/g, "([^/]+)")}$`);
+  return { method, pattern, handler };
+}
+
+function match(
+  routes: Route[],
+  method: string,
+  path: string,
+): { route: Route; params: string[] } | undefined {
+  let pathMatched = false;
+  for (const candidate of routes) {
+    const found = candidate.pattern.exec(path);
+    if (!found) continue;
+    pathMatched = true;
+    if (candidate.method === method)
+      return { route: candidate, params: found.slice(1).map(decodeURIComponent) };
+  }
+  if (pathMatched) throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
+  return undefined;
+}
+
+/**
+ * Inside an isolated session's agent, isolated sessions do not nest: the capabilities say so, and
+ * every other isolated route answers 501 with the reason.
+ */
+function isolatedUnavailable(path: string, res: import("node:http").ServerResponse): void {
+  const reason = "isolated sessions do not nest: this execd serves an isolated session";
+  if (path === "/v1/isolated/capabilities") {
+    sendJson(res, 200, {
+      available: false,
+      overlay: false,
+      mount_namespace: false,
+      pid_namespace: false,
+      reason,
+    });
+    return;
+  }
+  throw new ExecdError(501, "not_implemented", reason);
+}

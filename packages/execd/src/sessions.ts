@@ -1,0 +1,204 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { killGroup } from "./commands.js";
+import type { Environment } from "./environment.js";
+import {
+  badRequest,
+  ExecdError,
+  notFound,
+  optionalInteger,
+  optionalString,
+  readJson,
+  readObject,
+  sendJson,
+} from "./http.js";
+import { MarkerSplitter } from "./marker-splitter.js";
+import { openSse } from "./sse-response.js";
+
+interface Session {
+  id: string;
+  bash: ChildProcess;
+  dir: string;
+  busy: boolean;
+  runs: number;
+}
+
+/**
+ * Bash sessions: one long-lived bash per session. Each run is written to a file and `source`d,
+ * so the working directory, exported variables and functions carry over to the next run; a
+ * marker printed after it (with the exit status) ends the run's output on both streams.
+ */
+export class Sessions {
+  private readonly sessions = new Map<string, Session>();
+
+  constructor(private readonly env: Environment) {}
+
+  async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const text = req.headers["content-length"] === "0" ? undefined : await readJson(req).catch(() => ({}));
+    const body =
+      text && typeof text === "object" && !Array.isArray(text) ? (text as Record<string, unknown>) : {};
+    sendJson(res, 200, { session_id: await this.open(optionalString(body, "cwd")) });
+  }
+
+  /** Starts a bash session and returns its id. */
+  async open(cwd: string | undefined): Promise<string> {
+    if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
+    if (!existsSync("/bin/bash"))
+      throw new ExecdError(501, "bash_unavailable", "this image has no /bin/bash");
+    const bash = spawn("/bin/bash", ["--noprofile", "--norc"], {
+      cwd: cwd ?? process.env.HOME ?? "/",
+      env: this.env.forProcess(),
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    try {
+      await once(bash, "spawn");
+    } catch (error) {
+      throw new ExecdError(503, "cannot_start_process", `cannot start bash: ${(error as Error).message}`);
+    }
+    const session: Session = {
+      id: randomUUID(),
+      bash,
+      dir: mkdtempSync(join(tmpdir(), "execd-session-")),
+      busy: false,
+      runs: 0,
+    };
+    bash.on("exit", () => this.forget(session));
+    bash.stdin?.on("error", () => undefined);
+    this.sessions.set(session.id, session);
+    return session.id;
+  }
+
+  async run(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const session = this.find(id);
+    const body = await readObject(req);
+    const command = optionalString(body, "command") ?? optionalString(body, "code");
+    if (command === undefined) throw badRequest("command is required");
+    this.execute(session, command, res, optionalString(body, "cwd"), optionalInteger(body, "timeout", 0));
+  }
+
+  /** Runs code in a session for a bash code context. */
+  async runCode(id: string, code: string, res: ServerResponse): Promise<void> {
+    this.execute(this.find(id), code, res);
+  }
+
+  close(id: string): void {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    killGroup(session.bash, "SIGKILL");
+    this.forget(session);
+  }
+
+  private execute(
+    session: Session,
+    command: string,
+    res: ServerResponse,
+    cwd?: string,
+    timeout?: number,
+  ): void {
+    const id = session.id;
+    if (session.busy) throw new ExecdError(409, "session_busy", `session ${id} is already running a command`);
+    session.busy = true;
+    session.runs++;
+    const file = join(session.dir, `run-${session.runs}.sh`);
+    writeFileSync(file, command);
+    const marker = `__paddock_end_${randomUUID().replace(/-/g, "")}__`;
+    const sse = openSse(res);
+    const started = Date.now();
+    sse.send({ type: "init", text: id });
+    sse.send({ type: "execution_count", execution_count: session.runs });
+
+    let exitCode: number | undefined;
+    let ended = 0;
+    let done = false;
+    const finish = (error?: string) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      session.bash.stdout?.off("data", onStdout);
+      session.bash.stderr?.off("data", onStderr);
+      session.bash.off("exit", onExit);
+      session.busy = false;
+      const execution_time = Date.now() - started;
+      if (!error && exitCode === 0) sse.send({ type: "execution_complete", execution_time, exit_code: 0 });
+      else {
+        sse.send({
+          type: "error",
+          execution_time,
+          exit_code: exitCode ?? -1,
+          error: {
+            ename: error ? "SessionError" : "CommandExecError",
+            evalue: error ?? String(exitCode),
+            traceback: [],
+          },
+        });
+      }
+      sse.end();
+    };
+    const out = new MarkerSplitter(marker, (text) => sse.send({ type: "stdout", text }));
+    const err = new MarkerSplitter(marker, (text) => sse.send({ type: "stderr", text }));
+    let statusText = "";
+    const onStdout = (chunk: Buffer) => {
+      if (exitCode !== undefined) statusText += chunk.toString();
+      else {
+        const rest = out.push(chunk.toString("utf8"));
+        if (rest === undefined) return;
+        statusText = rest;
+      }
+      const status = /^:(\d+)\n/.exec(statusText);
+      if (status) {
+        exitCode = Number(status[1]);
+        if (++ended === 2) finish();
+      }
+    };
+    const onStderr = (chunk: Buffer) => {
+      if (err.push(chunk.toString("utf8")) !== undefined && ++ended === 2) finish();
+    };
+    const onExit = () => finish("the session's shell exited");
+    session.bash.stdout?.on("data", onStdout);
+    session.bash.stderr?.on("data", onStderr);
+    session.bash.once("exit", onExit);
+    const timer = timeout
+      ? setTimeout(() => {
+          killGroup(session.bash, "SIGKILL");
+          finish(`timed out after ${timeout} ms; the session was ended`);
+        }, timeout)
+      : undefined;
+
+    const enter = cwd ? `pushd ${shellQuote(cwd)} >/dev/null && ` : "";
+    const leave = cwd ? "; popd >/dev/null" : "";
+    session.bash.stdin?.write(
+      `${enter}source ${shellQuote(file)} </dev/null; __paddock_rc=$?${leave}; printf '%s:%d\\n' ${marker} $__paddock_rc; printf '%s' ${marker} >&2\n`,
+    );
+  }
+
+  remove(id: string, res: ServerResponse): void {
+    this.find(id);
+    this.close(id);
+    sendJson(res, 200, {});
+  }
+
+  closeAll(): void {
+    for (const session of this.sessions.values()) killGroup(session.bash, "SIGKILL");
+  }
+
+  private forget(session: Session): void {
+    this.sessions.delete(session.id);
+    rmSync(session.dir, { recursive: true, force: true });
+  }
+
+  private find(id: string): Session {
+    const session = this.sessions.get(id);
+    if (!session) throw notFound(`no session ${id}`);
+    return session;
+  }
+}
+
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,209 @@
+import type { TestStack } from "@paddock/runtime/testing";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type ExecdClient, sandboxWithExecd } from "./client.js";
+
+function multipart(
+  files: Array<{ metadata: Record<string, unknown>; content: Uint8Array | string }>,
+): FormData {
+  const form = new FormData();
+  for (const file of files) {
+    form.append("metadata", new Blob([JSON.stringify(file.metadata)], { type: "application/json" }));
+    form.append("file", new Blob([file.content], { type: "application/octet-stream" }), "upload");
+  }
+  return form;
+}
+
+describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics under %s", (secure) => {
+  let t: TestStack;
+  let execd: ExecdClient;
+
+  beforeAll(async () => {
+    ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/base:bookworm" } }));
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  test("upload, download (whole, ranged, by lines) and info", async () => {
+    const binary = new Uint8Array(256 * 1024).map((_, i) => (i * 7) % 256);
+    const uploaded = await execd.fetch("/files/upload", {
+      method: "POST",
+      body: multipart([
+        { metadata: { path: "/work/data.bin", mode: 640 }, content: binary },
+        { metadata: { path: "/work/notes.txt", mode: 644 }, content: "one\ntwo\nthree\nfour\n" },
+      ]),
+    });
+    expect(uploaded.status).toBe(200);
+
+    const whole = await execd.fetch("/files/download?path=/work/data.bin");
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get("content-length")).toBe(String(binary.length));
+    expect(new Uint8Array(await whole.arrayBuffer())).toEqual(binary);
+
+    const part = await execd.fetch("/files/download?path=/work/data.bin", {
+      headers: { Range: "bytes=100-199" },
+    });
+    expect(part.status).toBe(206);
+    expect(part.headers.get("content-range")).toBe(`bytes 100-199/${binary.length}`);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(binary.slice(100, 200));
+    const suffix = await execd.fetch("/files/download?path=/work/data.bin", {
+      headers: { Range: "bytes=-10" },
+    });
+    expect(new Uint8Array(await suffix.arrayBuffer())).toEqual(binary.slice(-10));
+    const outside = await execd.fetch("/files/download?path=/work/data.bin", {
+      headers: { Range: "bytes=999999-" },
+    });
+    expect(outside.status).toBe(416);
+    expect(await (await execd.fetch("/files/download?path=/work/notes.txt&offset=2&limit=2")).text()).toBe(
+      "two\nthree\n",
+    );
+
+    const info = await execd.json("/files/info?path=/work/data.bin&path=/work/notes.txt");
+    expect(info["/work/data.bin"]).toMatchObject({
+      type: "file",
+      size: binary.length,
+      mode: 640,
+      owner: "root",
+      group: "root",
+    });
+    expect(info["/work/notes.txt"]).toMatchObject({ mode: 644 });
+    expect((await execd.fetch("/files/info?path=/nope")).status).toBe(404);
+  });
+
+  test("permissions, move, search, replace and delete", async () => {
+    expect(
+      (
+        await execd.fetch("/files/permissions", {
+          method: "POST",
+          body: JSON.stringify({ "/work/notes.txt": { mode: 600, owner: "nobody", group: "nogroup" } }),
+        })
+      ).status,
+    ).toBe(200);
+    expect((await execd.json("/files/info?path=/work/notes.txt"))["/work/notes.txt"]).toMatchObject({
+      mode: 600,
+      owner: "nobody",
+      group: "nogroup",
+    });
+    expect(
+      (
+        await execd.fetch("/files/permissions", {
+          method: "POST",
+          body: JSON.stringify({ "/work/notes.txt": { mode: 999 } }),
+        })
+      ).status,
+    ).toBe(400);
+
+    expect(
+      (
+        await execd.fetch("/files/mv", {
+          method: "POST",
+          body: JSON.stringify([{ src: "/work/notes.txt", dest: "/work/renamed.md" }]),
+        })
+      ).status,
+    ).toBe(200);
+    const found = await execd.json("/files/search?path=/work&pattern=*.md");
+    expect(found.map((entry: { path: string }) => entry.path)).toEqual(["/work/renamed.md"]);
+    const everything = await execd.json("/files/search?path=/work");
+    expect(everything.map((entry: { path: string }) => entry.path).sort()).toEqual([
+      "/work/data.bin",
+      "/work/renamed.md",
+    ]);
+
+    const replaced = await execd.json("/files/replace?verbose=true", {
+      method: "POST",
+      body: JSON.stringify({ "/work/renamed.md": { old: "two", new: "2" } }),
+    });
+    expect(replaced).toEqual({ "/work/renamed.md": { replacedCount: 1 } });
+    expect(await (await execd.fetch("/files/download?path=/work/renamed.md")).text()).toBe(
+      "one\n2\nthree\nfour\n",
+    );
+    expect((await execd.json("/files/info?path=/work/renamed.md"))["/work/renamed.md"].mode).toBe(600);
+
+    expect((await execd.fetch("/files?path=/work/renamed.md", { method: "DELETE" })).status).toBe(200);
+    expect((await execd.fetch("/files/info?path=/work/renamed.md")).status).toBe(404);
+    expect((await execd.fetch("/files?path=/work", { method: "DELETE" })).status).toBe(400);
+  });
+
+  test("directories: mkdir -p with a mode, list with depth, recursive delete", async () => {
+    expect(
+      (
+        await execd.fetch("/directories", {
+          method: "POST",
+          body: JSON.stringify({ "/tree/a/b": { mode: 700 } }),
+        })
+      ).status,
+    ).toBe(200);
+    await execd.run("touch /tree/top.txt /tree/a/mid.txt /tree/a/b/deep.txt");
+    const shallow = await execd.json("/directories/list?path=/tree");
+    expect(shallow.map((entry: { path: string }) => entry.path)).toEqual(["/tree/a", "/tree/top.txt"]);
+    const deep = await execd.json("/directories/list?path=/tree&depth=3");
+    expect(deep.map((entry: { path: string }) => entry.path)).toEqual([
+      "/tree/a",
+      "/tree/a/b",
+      "/tree/a/b/deep.txt",
+      "/tree/a/mid.txt",
+      "/tree/top.txt",
+    ]);
+    expect(deep[1]).toMatchObject({ type: "directory", mode: 700 });
+    expect((await execd.fetch("/directories?path=/tree", { method: "DELETE" })).status).toBe(200);
+    expect((await execd.fetch("/directories/list?path=/tree")).status).toBe(404);
+    expect((await execd.fetch("/directories/list?path=/tree&depth=0")).status).toBe(400);
+  });
+
+  test("a 1 GiB file goes up and down with execd's memory bounded", async () => {
+    const size = 1024 * 1024 * 1024;
+    const chunk = new Uint8Array(1024 * 1024).fill(97);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const head = `--b\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"path":"/big/file"}\r\n--b\r\nContent-Disposition: form-data; name="file"; filename="f"\r\n\r\n`;
+        controller.enqueue(new TextEncoder().encode(head));
+      },
+      pull(controller) {
+        if (sent < size) {
+          controller.enqueue(chunk);
+          sent += chunk.length;
+        } else {
+          controller.enqueue(new TextEncoder().encode("\r\n--b--\r\n"));
+          controller.close();
+        }
+      },
+    });
+    const upload = await execd.fetch("/files/upload", {
+      method: "POST",
+      body,
+      headers: { "content-type": "multipart/form-data; boundary=b" },
+      duplex: "half",
+    } as RequestInit);
+    expect(upload.status).toBe(200);
+    expect((await execd.json("/files/info?path=/big/file"))["/big/file"].size).toBe(size);
+    const download = await execd.fetch("/files/download?path=/big/file");
+    let received = 0;
+    for await (const part of download.body as unknown as AsyncIterable<Uint8Array>) received += part.length;
+    expect(received).toBe(size);
+    const rss = await execd.rssKib();
+    expect(rss).toBeGreaterThan(10 * 1024); // a real Node process, not the probe itself
+    expect(rss).toBeLessThan(200 * 1024);
+    await execd.run("rm -rf /big");
+  }, 300_000); // a gigabyte through gVisor's file I/O, while other suites share the two cores
+
+  test("metrics describe the sandbox, once and as a stream", async () => {
+    const metrics = await execd.json("/metrics");
+    expect(metrics).toMatchObject({
+      cpu_count: expect.any(Number),
+      mem_total_mib: expect.any(Number),
+      timestamp: expect.any(Number),
+    });
+    expect(metrics.mem_used_mib).toBeGreaterThan(0);
+    // The sandbox's limit (1Gi by default), not the host's memory.
+    expect(metrics.mem_total_mib).toBeLessThanOrEqual(1024);
+    const controller = new AbortController();
+    const stream = await execd.fetch("/metrics/watch", { signal: controller.signal });
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    let text = "";
+    while ((text.match(/data:/g) ?? []).length < 2)
+      text += new TextDecoder().decode((await reader.read()).value);
+    controller.abort();
+    expect(text).toContain('"cpu_used_pct"');
+  });
+});

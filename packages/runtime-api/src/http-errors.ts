@@ -1,0 +1,85 @@
+import { Errors, isPaddockError, type Logger } from "@paddock/common";
+import { Ajv } from "ajv";
+import addFormatsModule from "ajv-formats";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+
+// ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** How an error body looks on a surface: `{code, message}` (wire APIs) or `{code, detail}` (control plane). */
+export type ErrorShape = "message" | "detail";
+
+/**
+ * One error path for a Fastify scope: registry errors keep their code and status; framework
+ * errors (validation, JSON, content type, size) become 4xx registry codes, never 422; anything
+ * else is a 500 whose internals stay in the log.
+ */
+export function installErrorHandling(
+  app: FastifyInstance,
+  shape: ErrorShape,
+  options: { logger?: Logger; notFound?: boolean } = {},
+): void {
+  const logger = options.logger;
+  const send = (reply: FastifyReply, status: number, code: string, text: string) =>
+    reply.status(status).send(shape === "message" ? { code, message: text } : { code, detail: text });
+
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (isPaddockError(error)) return send(reply, error.status, error.code, error.message);
+    if (error.validation) {
+      const where = error.validationContext ?? "request";
+      return send(
+        reply,
+        400,
+        Errors.invalidRequest.code,
+        `${where}: ${error.message.replace(/^(body|querystring|params|headers)\/?/, "")}`,
+      );
+    }
+    switch (error.code) {
+      case "FST_ERR_CTP_INVALID_JSON_BODY":
+      case "FST_ERR_CTP_EMPTY_JSON_BODY":
+        return send(reply, 400, Errors.invalidJson.code, "the request body is not valid JSON");
+      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+        return send(reply, 415, Errors.unsupportedMediaType.code, "send the body as application/json");
+      case "FST_ERR_CTP_BODY_TOO_LARGE":
+        return send(reply, 413, Errors.payloadTooLarge.code, "the request body is too large");
+      case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+        return send(reply, 400, Errors.invalidRequest.code, "the Content-Length does not match the body");
+    }
+    if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
+      return send(reply, error.statusCode, Errors.invalidRequest.code, error.message);
+    }
+    (logger ?? request.log).error({ err: error, url: request.url }, "request failed");
+    return send(reply, 500, Errors.internal.code, "an unexpected error occurred; see the server log");
+  });
+
+  // A scope without its own path prefix shares the root's not-found handler.
+  if (options.notFound === false) return;
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 404, Errors.notFound.code, `no route ${request.method} ${request.url.split("?")[0]}`),
+  );
+}
+
+/**
+ * Strict validation for a Fastify instance: bodies are checked as sent (a number is not a
+ * string), query strings and path parameters are coerced from text (and repeated query keys
+ * into arrays); extra properties are rejected rather than stripped.
+ */
+export function installValidation(app: FastifyInstance): void {
+  const make = (coerceTypes: false | "array") => {
+    const ajv = new Ajv({
+      coerceTypes,
+      removeAdditional: false,
+      useDefaults: true,
+      allErrors: false,
+      strict: false,
+    });
+    addFormats(ajv);
+    return ajv;
+  };
+  const forBodies = make(false);
+  const forText = make("array");
+  app.setValidatorCompiler(
+    ({ schema, httpPart }) =>
+      (httpPart === "body" ? forBodies : forText).compile(schema as object) as (data: unknown) => boolean,
+  );
+}

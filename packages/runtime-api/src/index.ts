@@ -1,0 +1,12 @@
+export { accessTokenHeader } from "./access.js";
+export { apiKeyHeaders, presentedApiKey, requireApiKey } from "./auth.js";
+export { type ErrorShape, installErrorHandling, installValidation } from "./http-errors.js";
+export { type RuntimeApiOptions, runtimeApi } from "./plugin.js";
+export {
+  attachUpgradeProxy,
+  forwardHttp,
+  type ProxyRoute,
+  runtimeProxyRoute,
+  splitPath,
+  streamingBodies,
+} from "./proxy.js";

@@ -1,0 +1,158 @@
+import { request as httpRequest, type IncomingMessage, type Server } from "node:http";
+import { connect } from "node:net";
+import type { Duplex } from "node:stream";
+import { Errors, isPaddockError, PaddockError } from "@paddock/common";
+import type { SandboxOperations } from "@paddock/runtime";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { acceptAccessToken, accessTokenHeader } from "./access.js";
+import { apiKeyHeaders, requireApiKey } from "./auth.js";
+
+/**
+ * A way into sandbox ports: which URLs it serves, and how it decides who may pass. The runtime API
+ * and the control plane each define one; they share the forwarding below.
+ */
+export interface ProxyRoute {
+  /** The sandbox, port and in-sandbox path a request URL names, or undefined when not ours. */
+  match(url: string): { sandboxId: string; port: number; path: string } | undefined;
+  /** Throws (401/404) unless the request may reach that sandbox; returns where to connect. */
+  resolve(req: IncomingMessage, sandboxId: string, port: number): Promise<{ host: string; port: number }>;
+}
+
+/** Headers that are ours, not the sandbox's: never forwarded. */
+const strippedHeaders = new Set([
+  ...apiKeyHeaders,
+  accessTokenHeader.toLowerCase(),
+  "authorization",
+  "cookie",
+]);
+
+function forwardedHeaders(req: IncomingMessage, target: string): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined && !strippedHeaders.has(name)) headers[name] = value;
+  }
+  headers.host = target;
+  headers["x-forwarded-for"] = req.socket.remoteAddress ?? "";
+  return headers;
+}
+
+/** Splits `/…/{id}/…/{port}/rest?query` into the in-sandbox path and query. */
+export function splitPath(rest: string | undefined, query: string | undefined): string {
+  return (rest ?? "/") + (query ? `?${query}` : "");
+}
+
+/** Streams one HTTP request to the sandbox and its answer back, without buffering either. */
+export async function forwardHttp(
+  route: ProxyRoute,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const matched = route.match(request.raw.url ?? "");
+  if (!matched) throw new PaddockError(Errors.notFound, "not a proxy path");
+  const target = await route.resolve(request.raw, matched.sandboxId, matched.port);
+  reply.hijack();
+  const res = reply.raw;
+  const upstream = httpRequest(
+    {
+      host: target.host,
+      port: target.port,
+      method: request.raw.method,
+      path: matched.path,
+      headers: forwardedHeaders(request.raw, `${target.host}:${target.port}`),
+    },
+    (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    },
+  );
+  upstream.on("error", (error) => {
+    if (res.headersSent) return res.destroy();
+    res.writeHead(502, { "content-type": "application/json" });
+    res.end(
+      JSON.stringify({
+        code: Errors.endpointUnavailable.code,
+        message: `port ${matched.port} did not answer: ${error.message}`,
+      }),
+    );
+  });
+  res.on("close", () => upstream.destroy());
+  request.raw.pipe(upstream);
+}
+
+/** A Fastify scope whose bodies are left unread, so the proxy can stream them through. */
+export function streamingBodies(app: Parameters<FastifyPluginAsync>[0]): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", (_request, _payload, done) => done(null));
+}
+
+/** WebSocket upgrades for every proxy route: authorise, then splice client and sandbox sockets. */
+export function attachUpgradeProxy(server: Server, routes: ProxyRoute[]): void {
+  server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    const route = routes.find((candidate) => candidate.match(req.url ?? ""));
+    const matched = route?.match(req.url ?? "");
+    if (!route || !matched) {
+      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    void (async () => {
+      try {
+        const target = await route.resolve(req, matched.sandboxId, matched.port);
+        const upstream = connect(target.port, target.host, () => {
+          const headers = forwardedHeaders(req, `${target.host}:${target.port}`);
+          const lines = [`${req.method} ${matched.path} HTTP/1.1`];
+          for (const [name, value] of Object.entries(headers)) {
+            for (const item of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${item}`);
+          }
+          upstream.write(`${lines.join("\r\n")}\r\n\r\n`);
+          if (head.length) upstream.write(head);
+          upstream.pipe(socket);
+          socket.pipe(upstream);
+        });
+        upstream.on("error", () => socket.destroy());
+        socket.on("close", () => upstream.destroy());
+        upstream.on("close", () => socket.destroy());
+      } catch (error) {
+        const status = isPaddockError(error) ? error.status : 502;
+        const text =
+          { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict" }[status] ??
+          "Bad Gateway";
+        socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      }
+    })();
+  });
+}
+
+/** The runtime API's route: `<mount>/sandboxes/{id}/proxy/{port}/…`, by API key or access token. */
+export function runtimeProxyRoute(options: {
+  sandboxes: SandboxOperations;
+  apiKey: string | undefined;
+  secretKey: string;
+  mountPath: string;
+}): ProxyRoute {
+  const pattern = /^\/sandboxes\/([^/]+)\/proxy\/(\d{1,5})(\/[^?]*)?(?:\?(.*))?$/;
+  return {
+    match(url) {
+      if (!url.startsWith(`${options.mountPath}/`)) return undefined;
+      const found = pattern.exec(url.slice(options.mountPath.length));
+      const port = Number(found?.[2]);
+      if (!found || port < 1 || port > 65535) return undefined;
+      return { sandboxId: found[1] as string, port, path: splitPath(found[3], found[4]) };
+    },
+    async resolve(req, sandboxId, port) {
+      const token = req.headers[accessTokenHeader.toLowerCase()];
+      if (!(typeof token === "string" && acceptAccessToken(options.secretKey, sandboxId, token))) {
+        requireApiKey(req, options.apiKey);
+      }
+      return options.sandboxes.target(sandboxId, port);
+    },
+  };
+}
+
+/** The runtime API's proxy routes (HTTP; upgrades go through `attachUpgradeProxy`). */
+export const endpointProxy: FastifyPluginAsync<{ route: ProxyRoute }> = async (app, { route }) => {
+  streamingBodies(app);
+  const handle = (request: FastifyRequest, reply: FastifyReply) => forwardHttp(route, request, reply);
+  app.all("/sandboxes/:sandboxId/proxy/:port", handle);
+  app.all("/sandboxes/:sandboxId/proxy/:port/*", handle);
+};

@@ -1,0 +1,79 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import {
+  EGRESS_PORT,
+  EGRESS_TOKEN_HEADER,
+  Errors,
+  EXECD_PORT,
+  EXECD_TOKEN_HEADER,
+  PaddockError,
+} from "@paddock/common";
+import type { SandboxOperations } from "@paddock/runtime";
+import { accessTokenHeader, issueAccessToken } from "../access.js";
+import { errorResponses } from "../schemas/common.js";
+import { Endpoint, EndpointParams, EndpointQuery } from "../schemas/sandboxes.js";
+
+export interface EndpointRoutesOptions {
+  sandboxes: SandboxOperations;
+  /** Public base URL of this server, e.g. http://127.0.0.1:8080 */
+  publicUrl: () => string;
+  secretKey: string;
+}
+
+/**
+ * Endpoint resolution. By default the sandbox's own address (reachable from this host); with
+ * `use_server_proxy`, `expires` or a secureAccess sandbox, the server's proxy path. Ports served
+ * by Paddock's own daemons come with the headers they require.
+ */
+export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = async (app, options) => {
+  app.get(
+    "/sandboxes/:sandboxId/endpoints/:port",
+    {
+      schema: {
+        params: EndpointParams,
+        querystring: EndpointQuery,
+        response: { 200: Endpoint, ...errorResponses },
+      },
+    },
+    async (request) => {
+      const { sandboxId, port } = request.params;
+      const { use_server_proxy: useProxy, expires } = request.query;
+      if (useProxy && expires !== undefined) {
+        throw new PaddockError(Errors.invalidRequest, "use_server_proxy and expires cannot be combined");
+      }
+      const sandbox = await options.sandboxes.get(sandboxId);
+      const tokens = options.sandboxes.tokens(sandboxId);
+      const headers: Record<string, string> = {};
+      if (port === EXECD_PORT) headers[EXECD_TOKEN_HEADER] = tokens.execd;
+      if (port === EGRESS_PORT) headers[EGRESS_TOKEN_HEADER] = tokens.egress;
+
+      const proxied = useProxy || expires !== undefined || sandbox.secureAccess;
+      if (!proxied) {
+        const target = await options.sandboxes.target(sandboxId, port);
+        return {
+          endpoint: `${target.host}:${target.port}`,
+          ...(Object.keys(headers).length ? { headers } : {}),
+        };
+      }
+      if (expires !== undefined) {
+        const seconds = Number(expires);
+        if (!Number.isSafeInteger(seconds) || seconds * 1000 <= Date.now()) {
+          throw new PaddockError(
+            Errors.invalidRequest,
+            "expires must be a Unix time in seconds, in the future",
+          );
+        }
+        headers[accessTokenHeader] = issueAccessToken(options.secretKey, sandboxId, seconds);
+      } else if (sandbox.secureAccess) {
+        headers[accessTokenHeader] = issueAccessToken(options.secretKey, sandboxId);
+      }
+      const base = options
+        .publicUrl()
+        .replace(/^https?:\/\//, "")
+        .replace(/\/$/, "");
+      return {
+        endpoint: `${base}/v1/sandboxes/${sandboxId}/proxy/${port}`,
+        ...(Object.keys(headers).length ? { headers } : {}),
+      };
+    },
+  );
+};

@@ -1,0 +1,47 @@
+import { type NumberOptions, type StringOptions, type TSchema, Type } from "@sinclair/typebox";
+
+export const ErrorResponse = Type.Object(
+  { code: Type.String(), message: Type.String() },
+  { additionalProperties: false },
+);
+
+export const StringMap = (options: { maxProperties?: number; maxValueLength?: number } = {}) =>
+  Type.Record(Type.String({ maxLength: 253 }), Type.String({ maxLength: options.maxValueLength ?? 4096 }), {
+    maxProperties: options.maxProperties ?? 256,
+  });
+
+export const Pagination = Type.Object({
+  page: Type.Integer(),
+  pageSize: Type.Integer(),
+  totalItems: Type.Integer(),
+  totalPages: Type.Integer(),
+  hasNextPage: Type.Boolean(),
+});
+
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
+};
+
+export const Paginated = <T extends TSchema>(item: T) =>
+  Type.Object({ items: Type.Array(item), pagination: Pagination });
+
+/** Error responses every route can give. */
+export const errorResponses = {
+  400: ErrorResponse,
+  401: ErrorResponse,
+  404: ErrorResponse,
+  409: ErrorResponse,
+};
+
+/** A response without a body (202 accepted, 204 deleted): handlers send nothing. */
+export const Empty = Type.Null();
+
+/**
+ * `string | null` and `integer | null` as one schema with a type list, so that query coercion
+ * never turns a JSON null into "" or 0 (a union coerces into its first branch).
+ */
+export const NullableString = (options: StringOptions = {}) =>
+  Type.Unsafe<string | null>({ ...options, type: ["string", "null"] });
+export const NullableInteger = (options: NumberOptions = {}) =>
+  Type.Unsafe<number | null>({ ...options, type: ["integer", "null"] });

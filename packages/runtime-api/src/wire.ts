@@ -1,0 +1,27 @@
+import type { Sandbox as SandboxModel, Snapshot as SnapshotModel } from "@paddock/runtime";
+
+/** The lifecycle wire shape of a sandbox; `full` adds the startup source (GET, list). */
+export function sandboxToWire(sandbox: SandboxModel, full = true) {
+  return {
+    id: sandbox.id,
+    status: sandbox.status,
+    metadata: sandbox.metadata,
+    extensions: sandbox.extensions,
+    ...(sandbox.platform ? { platform: sandbox.platform } : {}),
+    entrypoint: sandbox.entrypoint,
+    ...(sandbox.expiresAt ? { expiresAt: sandbox.expiresAt } : {}),
+    createdAt: sandbox.createdAt,
+    ...(full && sandbox.image ? { image: { uri: sandbox.image.uri } } : {}),
+    ...(full && sandbox.snapshotId ? { snapshotId: sandbox.snapshotId } : {}),
+  };
+}
+
+export function snapshotToWire(snapshot: SnapshotModel) {
+  return {
+    id: snapshot.id,
+    sandboxId: snapshot.sandboxId,
+    ...(snapshot.name ? { name: snapshot.name } : {}),
+    status: snapshot.status,
+    createdAt: snapshot.createdAt,
+  };
+}

@@ -1,0 +1,419 @@
+import {
+  EGRESS_POLICY_ENV,
+  EGRESS_PORT,
+  EGRESS_TOKEN_ENV,
+  EGRESS_UPSTREAM_DNS_ENV,
+  Errors,
+  EXECD_MOUNT,
+  EXECD_PORT,
+  EXECD_TOKEN_ENV,
+  EXECD_TOKEN_HEADER,
+  EXECD_WAIT_EGRESS_ENV,
+  execdEntrypoint,
+  type Logger,
+  type PaddockConfig,
+  PaddockError,
+} from "@paddock/common";
+import Docker from "dockerode";
+import { waitForHttp } from "../readiness.js";
+import {
+  type RegistryAuth,
+  type Runtime,
+  RuntimeStartError,
+  type SecureRuntime,
+  type Workload,
+  type WorkloadExit,
+  type WorkloadSpec,
+  type WorkloadStatus,
+  type WorkloadSummary,
+} from "../runtime.js";
+import { ensureExecdVolume } from "./execd-volume.js";
+import { runcIsolationHardening } from "./isolation-seccomp.js";
+import { demuxDockerLogs } from "./logs.js";
+import { ensureSandboxNetwork } from "./network.js";
+import { killRunscLeftovers } from "./runsc-leftovers.js";
+import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+import { succeeds } from "./succeeds.js";
+import { egressUpstreamDns } from "./upstream-dns.js";
+import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
+
+/** Capabilities a sandbox keeps after dropping all: enough for package managers and servers. */
+const sandboxCapabilities = [
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "FSETID",
+  "KILL",
+  "SETGID",
+  "SETUID",
+  "SETPCAP",
+  "NET_BIND_SERVICE",
+];
+
+export const managedLabel = "paddock.managed";
+export const roleLabel = "paddock.role";
+export const sandboxLabel = "paddock.sandbox";
+export const instanceLabel = "paddock.instance";
+
+export class DockerRuntime implements Runtime {
+  readonly kind = "docker" as const;
+  readonly docker: Docker;
+  private resolvedSecureRuntime: SecureRuntime | undefined;
+  private execdVolume = "";
+  private gpuPresent = false;
+  /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
+  private runcHardening: Awaited<ReturnType<typeof runcIsolationHardening>>;
+
+  constructor(
+    private readonly config: PaddockConfig,
+    private readonly logger: Logger,
+  ) {
+    this.docker = new Docker({ socketPath: config.docker.socket_path });
+  }
+
+  get secureRuntime(): SecureRuntime {
+    if (!this.resolvedSecureRuntime) throw new Error("DockerRuntime.start() has not run");
+    return this.resolvedSecureRuntime;
+  }
+
+  async start(): Promise<void> {
+    let info: { Runtimes?: Record<string, unknown> };
+    try {
+      info = await this.docker.info();
+    } catch (error) {
+      throw new RuntimeStartError(
+        `cannot reach the Docker engine at ${this.config.docker.socket_path} (${(error as Error).message}); start dockerd or set docker.socket_path`,
+      );
+    }
+    const engineRuntimes = Object.keys(info.Runtimes ?? {});
+    this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
+    this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
+    this.logger.info(
+      {
+        secureRuntime: this.resolvedSecureRuntime.type || "none",
+        engineRuntime: this.resolvedSecureRuntime.engineName || "runc",
+      },
+      "docker runtime ready",
+    );
+    await ensureSandboxNetwork(this.docker, {
+      name: this.config.docker.network,
+      subnet: this.config.docker.subnet,
+      blockHostAccess: this.config.docker.block_host_access,
+    });
+    this.execdVolume = await ensureExecdVolume(this.docker, this.config.runtime.execd_image);
+    if (this.resolvedSecureRuntime.type === "") this.runcHardening = await runcIsolationHardening();
+  }
+
+  private eventStream: NodeJS.ReadableStream | undefined;
+
+  async close(): Promise<void> {
+    (this.eventStream as { destroy?: () => void } | undefined)?.destroy?.();
+  }
+
+  watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void): void {
+    const oomKilled = new Set<string>();
+    void this.docker
+      .getEvents({
+        filters: {
+          type: ["container"],
+          event: ["die", "oom"],
+          label: [
+            `${managedLabel}=true`,
+            `${instanceLabel}=${this.config.server.instance}`,
+            `${roleLabel}=sandbox`,
+          ],
+        },
+      })
+      .then((stream) => {
+        this.eventStream = stream;
+        let buffer = "";
+        stream.on("data", (chunk: Buffer) => {
+          buffer += chunk.toString("utf8");
+          let newline = buffer.indexOf("\n");
+          while (newline >= 0) {
+            const line = buffer.slice(0, newline);
+            buffer = buffer.slice(newline + 1);
+            newline = buffer.indexOf("\n");
+            const event = parseEvent(line);
+            if (!event) continue;
+            if (event.action === "oom") oomKilled.add(event.sandboxId);
+            else {
+              listener(event.sandboxId, {
+                ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
+                oomKilled: oomKilled.delete(event.sandboxId),
+              });
+            }
+          }
+        });
+        stream.on("error", (error) => this.logger.warn({ err: error }, "docker event stream failed"));
+      })
+      .catch((error) => this.logger.warn({ err: error }, "cannot watch docker events"));
+  }
+
+  hasGpu(): boolean {
+    return this.gpuPresent;
+  }
+
+  async hasImage(uri: string): Promise<boolean> {
+    return succeeds(this.docker.getImage(uri).inspect());
+  }
+
+  async ensureImage(uri: string, auth?: RegistryAuth): Promise<void> {
+    if (await this.hasImage(uri)) return;
+    this.logger.info({ image: uri }, "pulling image");
+    try {
+      const stream = await this.docker.pull(
+        uri,
+        auth?.username ? { authconfig: { ...auth, serveraddress: registryOf(uri) } } : {},
+      );
+      await new Promise<void>((resolve, reject) =>
+        this.docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())),
+      );
+    } catch (error) {
+      const message = String((error as Error).message);
+      if (/unauthorized|authentication required|no basic auth credentials|denied/i.test(message)) {
+        throw new PaddockError(
+          Errors.registryAuthFailed,
+          `registry refused credentials for ${uri}: ${message}`,
+        );
+      }
+      throw new PaddockError(
+        Errors.imageNotFound,
+        `image ${uri} is not present and could not be pulled: ${message}`,
+      );
+    }
+  }
+
+  async createWorkload(spec: WorkloadSpec, signal?: AbortSignal): Promise<Workload> {
+    const secure = this.secureRuntime;
+    const pids = this.config.docker.pids_limit;
+    const nproc = Math.max(32, Math.min(pids, Math.floor((spec.memoryBytes ?? 2 ** 30) / (8 * 2 ** 20))));
+    const env: Record<string, string> = { ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken };
+    if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
+    const isolation = this.runcHardening;
+    let containerId: string | undefined;
+    try {
+      const container = await this.docker.createContainer({
+        name: spec.sandboxId,
+        Image: spec.image,
+        Entrypoint: execdEntrypoint(spec.entrypoint),
+        Cmd: [],
+        Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
+        Hostname: spec.sandboxId.slice(0, 63),
+        Labels: {
+          ...spec.labels,
+          [managedLabel]: "true",
+          [instanceLabel]: this.config.server.instance,
+          [roleLabel]: "sandbox",
+          [sandboxLabel]: spec.sandboxId,
+        },
+        HostConfig: {
+          ...(secure.engineName ? { Runtime: secure.engineName } : {}),
+          NetworkMode: this.config.docker.network,
+          CapDrop: ["ALL"],
+          CapAdd: [...sandboxCapabilities, ...(isolation?.capAdd ?? [])],
+          SecurityOpt: ["no-new-privileges:true", ...(isolation ? [isolation.securityOpt] : [])],
+          Privileged: false,
+          // Under gVisor the pids cgroup counts the Sentry's host threads, not guest processes
+          // (too low a cap kills the whole sandbox); its kernel enforces RLIMIT_NPROC on guests
+          // instead, sized so that a fork bomb runs out of processes before the sandbox runs out
+          // of memory (which would kill it whole).
+          PidsLimit: secure.type === "gvisor" ? Math.max(4096, pids * 8) : pids,
+          Ulimits: [{ Name: "nproc", Soft: nproc, Hard: nproc }],
+          Memory: spec.memoryBytes,
+          MemorySwap: spec.memoryBytes,
+          NanoCpus: spec.cpuMillis ? spec.cpuMillis * 1_000_000 : undefined,
+          Mounts: [
+            { Type: "volume", Source: this.execdVolume, Target: EXECD_MOUNT, ReadOnly: true },
+            ...(await mountsFor(this.docker, spec)),
+          ],
+        },
+      });
+      containerId = container.id;
+      await container.start();
+      if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id);
+      const inspected = await container.inspect();
+      const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
+      if (!address) throw new Error("sandbox has no address on the sandbox network");
+      const alive = async () => {
+        const state = (await container.inspect()).State;
+        return state.Running
+          ? undefined
+          : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
+      };
+      const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
+      await waitForHttp(`http://${address}:${EXECD_PORT}/ping`, {
+        headers: { [EXECD_TOKEN_HEADER]: spec.execdToken },
+        timeoutMs,
+        signal,
+        stillAlive: alive,
+      });
+      if (spec.networkPolicy) {
+        await waitForHttp(`http://${address}:${EGRESS_PORT}/healthz`, {
+          timeoutMs,
+          signal,
+          stillAlive: alive,
+        });
+      }
+      return { containerId: container.id, address };
+    } catch (error) {
+      await this.removeWorkload(spec.sandboxId).catch((cleanupError) =>
+        this.logger.error(
+          { err: cleanupError, sandboxId: spec.sandboxId },
+          "cleanup after failed create failed",
+        ),
+      );
+      await removeVolumesCreatedBy(this.docker, spec.sandboxId).catch(() => undefined);
+      if (containerId && secure.type === "gvisor") await killRunscLeftovers(containerId);
+      if (error instanceof PaddockError) throw error;
+      const message = String((error as Error).message);
+      if (/No such image/i.test(message)) {
+        throw new PaddockError(Errors.imageNotFound, `image ${spec.image} not found`);
+      }
+      // The engine refused the request itself (a bind source that does not exist, say): the caller's to fix.
+      if ((error as { statusCode?: number }).statusCode === 400) {
+        throw new PaddockError(Errors.invalidRequest, `the container engine refused the sandbox: ${message}`);
+      }
+      throw new Error(`sandbox ${spec.sandboxId} failed to start: ${message}`, { cause: error });
+    }
+  }
+
+  private async startEgressSidecar(spec: WorkloadSpec, sandboxContainerId: string): Promise<void> {
+    const upstream = egressUpstreamDns(this.config.egress.upstream_dns);
+    const sidecar = await this.docker.createContainer({
+      name: `${spec.sandboxId}-egress`,
+      Image: this.config.egress.image,
+      Env: [
+        `${EGRESS_TOKEN_ENV}=${spec.egressToken}`,
+        `${EGRESS_POLICY_ENV}=${JSON.stringify(spec.networkPolicy)}`,
+        ...(upstream ? [`${EGRESS_UPSTREAM_DNS_ENV}=${upstream}`] : []),
+      ],
+      Labels: {
+        [managedLabel]: "true",
+        [instanceLabel]: this.config.server.instance,
+        [roleLabel]: "egress",
+        [sandboxLabel]: spec.sandboxId,
+      },
+      HostConfig: {
+        NetworkMode: `container:${sandboxContainerId}`,
+        CapDrop: ["ALL"],
+        CapAdd: ["NET_ADMIN", "SETUID", "SETGID"],
+        SecurityOpt: ["no-new-privileges:true"],
+        RestartPolicy: { Name: "always" },
+        PidsLimit: 128,
+        Memory: 128 * 2 ** 20,
+      },
+    });
+    await sidecar.start();
+  }
+
+  async removeWorkload(sandboxId: string): Promise<void> {
+    for (const name of [`${sandboxId}-egress`, sandboxId]) {
+      const container = this.docker.getContainer(name);
+      const inspected = await container.inspect().catch(() => undefined);
+      if (!inspected) continue;
+      // A paused container cannot be killed (its frozen PID 1 looks like a zombie): thaw it first.
+      if (inspected.State.Paused) await container.unpause().catch(() => undefined);
+      await container.remove({ force: true, v: true }).catch((error: { statusCode?: number }) => {
+        if (error.statusCode !== 404) throw error;
+      });
+    }
+    await removeOwnedVolumes(this.docker, sandboxId);
+  }
+
+  async pauseWorkload(sandboxId: string): Promise<void> {
+    await this.docker.getContainer(sandboxId).pause();
+  }
+
+  async resumeWorkload(sandboxId: string): Promise<void> {
+    await this.docker.getContainer(sandboxId).unpause();
+  }
+
+  async inspectWorkload(sandboxId: string): Promise<WorkloadStatus> {
+    const inspected = await this.docker
+      .getContainer(sandboxId)
+      .inspect()
+      .catch(() => undefined);
+    if (!inspected) return { state: "missing" };
+    const state = inspected.State;
+    const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
+    return {
+      state: state.Paused ? "paused" : state.Running ? "running" : "exited",
+      containerId: inspected.Id,
+      ...(address ? { address } : {}),
+      ...(state.Running ? {} : { exitCode: state.ExitCode }),
+      ...(state.Error ? { error: state.Error } : {}),
+    };
+  }
+
+  async listWorkloads(): Promise<WorkloadSummary[]> {
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: {
+        label: [
+          `${managedLabel}=true`,
+          `${instanceLabel}=${this.config.server.instance}`,
+          `${roleLabel}=sandbox`,
+        ],
+      },
+    });
+    return containers.map((container) => ({
+      sandboxId: container.Labels[sandboxLabel] ?? container.Names[0]?.replace(/^\//, "") ?? container.Id,
+      containerId: container.Id,
+      state: container.State === "paused" ? "paused" : container.State === "running" ? "running" : "exited",
+      labels: container.Labels,
+    }));
+  }
+
+  async workloadLogs(sandboxId: string, maxBytes: number): Promise<string> {
+    const buffer = (await this.docker.getContainer(sandboxId).logs({
+      stdout: true,
+      stderr: true,
+      timestamps: true,
+      tail: 5000,
+      follow: false,
+    })) as unknown as Buffer;
+    const text = demuxDockerLogs(buffer);
+    return text.length > maxBytes ? text.slice(text.length - maxBytes) : text;
+  }
+
+  async snapshotWorkload(sandboxId: string, snapshotId: string): Promise<string> {
+    const repo = "paddock-snapshot";
+    await this.docker.getContainer(sandboxId).commit({
+      repo,
+      tag: snapshotId,
+      pause: true,
+      comment: `snapshot ${snapshotId} of sandbox ${sandboxId}`,
+    });
+    return `${repo}:${snapshotId}`;
+  }
+
+  async removeSnapshotImage(imageRef: string): Promise<void> {
+    await this.docker
+      .getImage(imageRef)
+      .remove({ force: true })
+      .catch((error: { statusCode?: number }) => {
+        if (error.statusCode !== 404) throw error;
+      });
+  }
+}
+
+function parseEvent(line: string): { sandboxId: string; action: string; exitCode?: number } | undefined {
+  try {
+    const event = JSON.parse(line) as { Action?: string; Actor?: { Attributes?: Record<string, string> } };
+    const attributes = event.Actor?.Attributes ?? {};
+    const sandboxId = attributes[sandboxLabel];
+    if (!sandboxId || !event.Action) return undefined;
+    const exitCode = attributes.exitCode === undefined ? undefined : Number(attributes.exitCode);
+    return { sandboxId, action: event.Action, ...(exitCode !== undefined ? { exitCode } : {}) };
+  } catch {
+    return undefined;
+  }
+}
+
+function registryOf(uri: string): string {
+  const first = uri.split("/")[0] ?? "";
+  return uri.includes("/") && (first.includes(".") || first.includes(":") || first === "localhost")
+    ? first
+    : "https://index.docker.io/v1/";
+}

@@ -1,0 +1,44 @@
+import { describe, expect, test } from "vitest";
+import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+
+const engine = ["io.containerd.runc.v2", "runc", "runsc"];
+const config = (type: "auto" | "" | "gvisor" | "kata" | "firecracker", docker_runtime = "") => ({
+  type,
+  docker_runtime,
+  k8s_runtime_class: "",
+});
+
+describe("secure runtime selection in Docker mode", () => {
+  test("defaults to gVisor when the engine has runsc, and to runc when it does not", () => {
+    expect(resolveDockerSecureRuntime(config("auto"), engine)).toEqual({
+      type: "gvisor",
+      engineName: "runsc",
+      supportsNetworkPolicy: false,
+    });
+    expect(resolveDockerSecureRuntime(config("auto"), ["runc"]).type).toBe("");
+  });
+
+  test("refuses a secure runtime the engine lacks, saying what is missing and how to fix it", () => {
+    expect(() => resolveDockerSecureRuntime(config("gvisor"), ["runc"])).toThrowError(
+      /needs the Docker runtime "runsc", but the engine offers: runc\. Install gVisor \(apt-get install runsc\)/,
+    );
+    expect(() => resolveDockerSecureRuntime(config("gvisor", "gvisor-custom"), engine)).toThrowError(
+      /"gvisor-custom"/,
+    );
+    expect(() => resolveDockerSecureRuntime(config("kata"), engine)).toThrowError(/"kata-runtime"/);
+  });
+
+  test("refuses firecracker in Docker mode", () => {
+    expect(() => resolveDockerSecureRuntime(config("firecracker"), engine)).toThrowError(
+      /only with runtime.type = "kubernetes"/,
+    );
+  });
+
+  test("the standard runtime and Kata allow network policies; gVisor does not", () => {
+    expect(resolveDockerSecureRuntime(config(""), engine).supportsNetworkPolicy).toBe(true);
+    expect(
+      resolveDockerSecureRuntime(config("kata"), [...engine, "kata-runtime"]).supportsNetworkPolicy,
+    ).toBe(true);
+    expect(resolveDockerSecureRuntime(config("gvisor"), engine).supportsNetworkPolicy).toBe(false);
+  });
+});

@@ -1,0 +1,19 @@
+export { DockerRuntime } from "./docker/docker-runtime.js";
+export { bridgeName } from "./docker/network.js";
+export * from "./model.js";
+export { WarmPools } from "./pool.js";
+export * from "./runtime.js";
+export { SandboxService } from "./sandbox-service.js";
+export * from "./services.js";
+export { SnapshotService } from "./snapshot-service.js";
+export {
+  databaseUrl,
+  openRuntimeStack,
+  type RuntimeStack,
+  type RuntimeStackOptions,
+  resolveSecretKey,
+} from "./stack.js";
+export * from "./state-machine.js";
+export { loadTemplates, type Template } from "./templates.js";
+export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
+export * from "./validation.js";

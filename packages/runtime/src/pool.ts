@@ -1,0 +1,158 @@
+import type { Logger, PaddockConfig } from "@paddock/common";
+import type { CreateSandboxInput, Sandbox } from "./model.js";
+import type { SandboxRepository } from "./sandbox-repository.js";
+import type { SandboxService } from "./sandbox-service.js";
+import type { Template } from "./templates.js";
+
+export interface WarmPoolsDeps {
+  service: SandboxService;
+  repository: SandboxRepository;
+  templates: Map<string, Template>;
+  config: PaddockConfig["pools"];
+  logger: Logger;
+}
+
+/**
+ * Warm pools: per template, a few pre-created sandboxes that are already Running with execd
+ * answering. A create for that template claims one (owner, metadata, env and expiry applied at
+ * claim time) and the pool refills in the background, never more than `refill_concurrency`
+ * creations at once so refills cannot starve callers' own creates.
+ */
+export class WarmPools {
+  private readonly inFlight = new Map<string, number>();
+  private readonly work = new Set<Promise<unknown>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: WarmPoolsDeps) {}
+
+  start(): void {
+    this.refillAll();
+    // Catch up after failures (an image built late, a failed create).
+    this.timer = setInterval(() => this.refillAll(), 2000);
+    this.timer.unref();
+  }
+
+  /** Stops refilling, waits for creations in flight; `drain` also removes the warm sandboxes. */
+  async stop(options: { drain?: boolean } = {}): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await Promise.allSettled([...this.work]);
+    if (!options.drain) return;
+    for (const template of this.deps.templates.keys()) {
+      for (const sandbox of await this.members(template)) {
+        await this.deps.service.delete(sandbox.id, undefined, "pool_drained").catch(() => undefined);
+      }
+    }
+  }
+
+  /** A warm sandbox for this create, or undefined when the request cannot be served from a pool. */
+  async claim(input: CreateSandboxInput): Promise<Sandbox | undefined> {
+    const template = input.template ? this.deps.templates.get(input.template) : undefined;
+    if (!template || !this.sizeOf(template.id) || !poolable(input, template)) return undefined;
+    const expiresAt = input.timeout ? new Date(Date.now() + input.timeout * 1000).toISOString() : null;
+    const id = await this.deps.repository.claimPooled(template.id, {
+      owner: input.owner ?? null,
+      metadata: input.metadata ?? {},
+      expiresAt,
+    });
+    this.refill(template.id);
+    if (!id) return undefined;
+    try {
+      await this.deps.service.applyEnv(id, input.env ?? {});
+    } catch (error) {
+      // A warm sandbox that cannot take its environment is no good to anyone.
+      this.deps.logger.warn({ sandboxId: id, err: error }, "claimed sandbox refused its environment");
+      await this.deps.service.delete(id, undefined, "pool_claim_failed").catch(() => undefined);
+      return undefined;
+    }
+    return this.deps.service.get(id);
+  }
+
+  async readyCount(template: string): Promise<number> {
+    return this.deps.repository.countPooled(template);
+  }
+
+  private sizeOf(template: string): number {
+    return this.deps.config.sizes[template] ?? 0;
+  }
+
+  private async members(template: string): Promise<Sandbox[]> {
+    const all = await this.deps.repository.findAll({ includePooled: true });
+    return all.filter((sandbox) => sandbox.pooledFor === template);
+  }
+
+  private refillAll(): void {
+    for (const template of Object.keys(this.deps.config.sizes)) this.refill(template);
+  }
+
+  private totalInFlight(): number {
+    let total = 0;
+    for (const count of this.inFlight.values()) total += count;
+    return total;
+  }
+
+  private refill(templateId: string): void {
+    const template = this.deps.templates.get(templateId);
+    if (this.stopped || !template) return;
+    const task = (async () => {
+      const ready = await this.deps.repository.countPooled(templateId);
+      const creating = this.inFlight.get(templateId) ?? 0;
+      const deficit = this.sizeOf(templateId) - ready - creating;
+      const room = Math.min(
+        this.deps.config.refill_concurrency - this.totalInFlight(),
+        this.deps.config.max_total - (await this.totalPooled()) - this.totalInFlight(),
+      );
+      for (let i = 0; i < Math.min(deficit, room); i++) this.createOne(template);
+    })().catch((error) => this.deps.logger.warn({ template: templateId, err: error }, "pool refill failed"));
+    this.track(task);
+  }
+
+  private createOne(template: Template): void {
+    this.inFlight.set(template.id, (this.inFlight.get(template.id) ?? 0) + 1);
+    const task = this.deps.service
+      .create({
+        image: { uri: template.image },
+        entrypoint: template.entrypoint,
+        resourceLimits: template.resourceLimits,
+        template: template.id,
+        pooledFor: template.id,
+      })
+      .catch((error) =>
+        this.deps.logger.warn({ template: template.id, err: error }, "warm sandbox creation failed"),
+      )
+      .finally(() => {
+        this.inFlight.set(template.id, (this.inFlight.get(template.id) ?? 1) - 1);
+        this.refill(template.id);
+      });
+    this.track(task);
+  }
+
+  private async totalPooled(): Promise<number> {
+    let total = 0;
+    for (const template of Object.keys(this.deps.config.sizes))
+      total += await this.deps.repository.countPooled(template);
+    return total;
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.work.add(work);
+    void work.finally(() => this.work.delete(work));
+  }
+}
+
+/** A request a warm sandbox can serve (template defaults already applied): the template's own image,
+ *  entrypoint and limits, and nothing a warm sandbox was not created with. */
+function poolable(input: CreateSandboxInput, template: Template): boolean {
+  if (input.image?.uri !== template.image || input.image.auth) return false;
+  if (JSON.stringify(input.entrypoint) !== JSON.stringify(template.entrypoint)) return false;
+  if (JSON.stringify(input.resourceLimits) !== JSON.stringify(template.resourceLimits)) return false;
+  return !(
+    input.pooledFor ||
+    input.snapshotId ||
+    input.networkPolicy ||
+    input.volumes?.length ||
+    input.platform ||
+    input.secureAccess
+  );
+}

@@ -1,0 +1,100 @@
+import type { HostVolume, NetworkPolicy } from "./model.js";
+
+/**
+ * The engine under the sandboxes. Implementations name workloads by sandbox id, so a
+ * Kubernetes implementation (pods + RuntimeClass) can follow without changing any caller.
+ */
+export interface Runtime {
+  readonly kind: "docker" | "kubernetes";
+  /** The secure runtime every sandbox runs under, after validation. */
+  readonly secureRuntime: SecureRuntime;
+
+  /** Validates the engine and secure runtime and prepares shared resources. Throws `RuntimeStartError`. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+
+  /** Makes the image available locally, pulling (with credentials) only when absent. */
+  ensureImage(uri: string, auth?: RegistryAuth): Promise<void>;
+  /** Creates and starts the workload and resolves once execd answers. Leaves nothing behind on failure. */
+  createWorkload(spec: WorkloadSpec, signal?: AbortSignal): Promise<Workload>;
+  /** Removes the workload and everything created with it. Idempotent. */
+  removeWorkload(sandboxId: string): Promise<void>;
+  pauseWorkload(sandboxId: string): Promise<void>;
+  resumeWorkload(sandboxId: string): Promise<void>;
+  inspectWorkload(sandboxId: string): Promise<WorkloadStatus>;
+  /** Every workload this runtime manages, for the reconciler. */
+  listWorkloads(): Promise<WorkloadSummary[]>;
+  /** Recent output of the sandbox's main process. */
+  workloadLogs(sandboxId: string, maxBytes: number): Promise<string>;
+  /** Captures the workload's filesystem as an image; returns its reference. */
+  snapshotWorkload(sandboxId: string, snapshotId: string): Promise<string>;
+  removeSnapshotImage(imageRef: string): Promise<void>;
+  /** True when the named image exists locally. */
+  hasImage(uri: string): Promise<boolean>;
+  hasGpu(): boolean;
+  /** Calls `listener` whenever a sandbox's main process exits without being asked to. */
+  watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void): void;
+}
+
+export interface WorkloadExit {
+  exitCode?: number;
+  oomKilled: boolean;
+}
+
+export type SecureRuntimeType = "" | "gvisor" | "kata" | "firecracker";
+
+export interface SecureRuntime {
+  type: SecureRuntimeType;
+  /** Engine runtime name (Docker) or RuntimeClass (Kubernetes); empty for the standard runtime. */
+  engineName: string;
+  /** Whether an egress sidecar (which needs a NAT table) can run beside sandboxes. */
+  supportsNetworkPolicy: boolean;
+}
+
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+}
+
+export interface WorkloadSpec {
+  sandboxId: string;
+  image: string;
+  imageAuth?: RegistryAuth;
+  /** The user's entrypoint; the runtime wraps it so execd starts first. */
+  entrypoint: string[];
+  env: Record<string, string>;
+  /** Labels stored with the workload (the reconciler reads them back). */
+  labels: Record<string, string>;
+  cpuMillis?: number;
+  memoryBytes?: number;
+  gpus?: number;
+  volumes: HostVolume[];
+  networkPolicy?: NetworkPolicy;
+  execdToken: string;
+  egressToken: string;
+}
+
+export interface Workload {
+  containerId: string;
+  /** Address at which this server reaches the sandbox's ports. */
+  address: string;
+}
+
+export interface WorkloadStatus {
+  state: "running" | "paused" | "exited" | "missing";
+  address?: string;
+  containerId?: string;
+  exitCode?: number;
+  error?: string;
+}
+
+export interface WorkloadSummary {
+  sandboxId: string;
+  containerId: string;
+  state: WorkloadStatus["state"];
+  labels: Record<string, string>;
+}
+
+export class RuntimeStartError extends Error {
+  override name = "RuntimeStartError";
+}

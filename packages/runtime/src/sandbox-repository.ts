@@ -1,0 +1,210 @@
+import type { Db, SandboxesTable } from "@paddock/db";
+import type { Sandbox, SandboxFilter } from "./model.js";
+import type { SandboxState } from "./state-machine.js";
+
+/** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
+export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
+
+/** Persistence of sandboxes: rows in, `Sandbox` models out. */
+export class SandboxRepository {
+  constructor(
+    private readonly db: Db,
+    private readonly observe: StateObserver = async () => undefined,
+  ) {}
+
+  async insert(sandbox: Sandbox): Promise<void> {
+    await this.db.insertInto("sandboxes").values(toRow(sandbox)).execute();
+    await this.observe(sandbox.id, sandbox.status.state);
+  }
+
+  async find(id: string): Promise<Sandbox | undefined> {
+    const row = await this.db.selectFrom("sandboxes").selectAll().where("id", "=", id).executeTakeFirst();
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** All sandboxes matching owner and states, newest first; warm-pool members are not listed. */
+  async findAll(
+    filter: Pick<SandboxFilter, "owner" | "states"> & { includePooled?: boolean },
+  ): Promise<Sandbox[]> {
+    let query = this.db.selectFrom("sandboxes").selectAll().orderBy("created_at", "desc").orderBy("id");
+    if (!filter.includePooled) query = query.where("pooled_for", "is", null);
+    if (filter.owner !== undefined) {
+      query =
+        filter.owner === null ? query.where("owner", "is", null) : query.where("owner", "=", filter.owner);
+    }
+    if (filter.states && filter.states.length > 0) query = query.where("state", "in", filter.states);
+    return (await query.execute()).map(fromRow);
+  }
+
+  async expiredBefore(now: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("expires_at", "is not", null)
+      .where("expires_at", "<=", now)
+      // A create still in flight is left alone until it settles.
+      .where("state", "in", ["Running", "Paused", "Failed"])
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /**
+   * Moves a sandbox to a new state only if it is still in `from` (compare-and-set), so two
+   * concurrent operations cannot both win. Returns false when the state had changed.
+   */
+  async setState(
+    id: string,
+    from: SandboxState | SandboxState[],
+    to: SandboxState,
+    details: { reason?: string; message?: string; containerId?: string } = {},
+  ): Promise<boolean> {
+    const now = new Date().toISOString();
+    const result = await this.db
+      .updateTable("sandboxes")
+      .set({
+        state: to,
+        reason: details.reason ?? null,
+        message: details.message ?? null,
+        last_transition_at: now,
+        updated_at: now,
+        ...(details.containerId ? { container_id: details.containerId } : {}),
+      })
+      .where("id", "=", id)
+      .where("state", "in", Array.isArray(from) ? from : [from])
+      .executeTakeFirst();
+    const moved = Number(result.numUpdatedRows) > 0;
+    if (moved) await this.observe(id, to);
+    return moved;
+  }
+
+  async setMetadata(id: string, metadata: Record<string, string>): Promise<void> {
+    await this.db
+      .updateTable("sandboxes")
+      .set({ metadata: JSON.stringify(metadata), updated_at: new Date().toISOString() })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  async setExpiresAt(id: string, expiresAt: string): Promise<void> {
+    await this.db
+      .updateTable("sandboxes")
+      .set({ expires_at: expiresAt, updated_at: new Date().toISOString() })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Warm sandboxes of a template that are ready to be claimed. */
+  async countPooled(template: string): Promise<number> {
+    const row = await this.db
+      .selectFrom("sandboxes")
+      .select((eb) => eb.fn.countAll<string | number>().as("count"))
+      .where("pooled_for", "=", template)
+      .where("state", "=", "Running")
+      .executeTakeFirst();
+    return Number(row?.count ?? 0);
+  }
+
+  /**
+   * Takes one Running sandbox out of a template's warm pool and gives it to its new owner, with
+   * its creation and expiry counted from now. Compare-and-set on `pooled_for`, so two concurrent
+   * claims never get the same sandbox.
+   */
+  async claimPooled(
+    template: string,
+    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
+  ): Promise<string | undefined> {
+    for (let attempt = 0; attempt < 8; attempt++) {
+      const candidate = await this.db
+        .selectFrom("sandboxes")
+        .select("id")
+        .where("pooled_for", "=", template)
+        .where("state", "=", "Running")
+        .orderBy("created_at")
+        .limit(1)
+        .executeTakeFirst();
+      if (!candidate) return undefined;
+      const now = new Date().toISOString();
+      const result = await this.db
+        .updateTable("sandboxes")
+        .set({
+          pooled_for: null,
+          owner: claim.owner,
+          metadata: JSON.stringify(claim.metadata),
+          expires_at: claim.expiresAt,
+          created_at: now,
+          updated_at: now,
+          reason: "created",
+          last_transition_at: now,
+        })
+        .where("id", "=", candidate.id)
+        .where("pooled_for", "=", template)
+        .where("state", "=", "Running")
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) > 0) {
+        // Running for its new owner from now on.
+        await this.observe(candidate.id, "Running");
+        return candidate.id;
+      }
+    }
+    return undefined;
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.db.deleteFrom("sandboxes").where("id", "=", id).execute();
+    await this.observe(id, "Terminated");
+  }
+}
+
+function toRow(sandbox: Sandbox): SandboxesTable {
+  return {
+    id: sandbox.id,
+    owner: sandbox.owner,
+    state: sandbox.status.state,
+    reason: sandbox.status.reason ?? null,
+    message: sandbox.status.message ?? null,
+    last_transition_at: sandbox.status.lastTransitionAt,
+    image_uri: sandbox.image?.uri ?? null,
+    snapshot_id: sandbox.snapshotId ?? null,
+    template: sandbox.template ?? null,
+    entrypoint: JSON.stringify(sandbox.entrypoint),
+    metadata: JSON.stringify(sandbox.metadata),
+    extensions: JSON.stringify(sandbox.extensions),
+    resource_limits: JSON.stringify(sandbox.resourceLimits),
+    platform: sandbox.platform ? JSON.stringify(sandbox.platform) : null,
+    network_policy: sandbox.networkPolicy ? JSON.stringify(sandbox.networkPolicy) : null,
+    secure_access: sandbox.secureAccess ? 1 : 0,
+    container_id: sandbox.containerId ?? null,
+    created_at: sandbox.createdAt,
+    updated_at: sandbox.updatedAt,
+    expires_at: sandbox.expiresAt ?? null,
+    pooled_for: sandbox.pooledFor ?? null,
+  };
+}
+
+function fromRow(row: SandboxesTable): Sandbox {
+  return {
+    id: row.id,
+    owner: row.owner,
+    status: {
+      state: row.state as SandboxState,
+      ...(row.reason ? { reason: row.reason } : {}),
+      ...(row.message ? { message: row.message } : {}),
+      lastTransitionAt: row.last_transition_at,
+    },
+    ...(row.image_uri ? { image: { uri: row.image_uri } } : {}),
+    ...(row.snapshot_id ? { snapshotId: row.snapshot_id } : {}),
+    ...(row.template ? { template: row.template } : {}),
+    entrypoint: JSON.parse(row.entrypoint) as string[],
+    metadata: JSON.parse(row.metadata) as Record<string, string>,
+    extensions: JSON.parse(row.extensions) as Record<string, string>,
+    resourceLimits: JSON.parse(row.resource_limits) as Record<string, string>,
+    ...(row.platform ? { platform: JSON.parse(row.platform) } : {}),
+    ...(row.network_policy ? { networkPolicy: JSON.parse(row.network_policy) } : {}),
+    secureAccess: row.secure_access === 1,
+    ...(row.container_id ? { containerId: row.container_id } : {}),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
+    ...(row.pooled_for ? { pooledFor: row.pooled_for } : {}),
+  };
+}

@@ -1,0 +1,457 @@
+import {
+  deriveSecret,
+  Errors,
+  EXECD_ENV_PATH,
+  EXECD_PORT,
+  EXECD_TOKEN_HEADER,
+  type Logger,
+  newId,
+  type PaddockConfig,
+  PaddockError,
+} from "@paddock/common";
+import { parsePolicy } from "@paddock/egress/policy";
+import type { LifecycleLog } from "./lifecycle-log.js";
+import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
+import type { WarmPools } from "./pool.js";
+import type { Runtime } from "./runtime.js";
+import type { SandboxRepository } from "./sandbox-repository.js";
+import type { SandboxOperations } from "./services.js";
+import type { SnapshotRepository } from "./snapshot-repository.js";
+import { assertTransition, type SandboxState } from "./state-machine.js";
+import type { Template } from "./templates.js";
+import { hostPathAllowed, parseResourceLimits, validateMetadata } from "./validation.js";
+
+export interface SandboxServiceDeps {
+  runtime: Runtime;
+  sandboxes: SandboxRepository;
+  snapshots: SnapshotRepository;
+  log: LifecycleLog;
+  config: PaddockConfig;
+  logger: Logger;
+  secretKey: string;
+  templates: Map<string, Template>;
+  /** Background work (pause, resume) is tracked so shutdown can wait for it. */
+  track: (work: Promise<unknown>) => void;
+}
+
+/** Label holding what the reconciler needs to adopt a container the database lost. */
+export const recordLabel = "paddock.record";
+const defaultSnapshotEntrypoint = ["tail", "-f", "/dev/null"];
+
+function invalid(message: string): never {
+  throw new PaddockError(Errors.invalidRequest, message);
+}
+
+/** The sandbox lifecycle over the runtime and the database. */
+export class SandboxService implements SandboxOperations {
+  /** Sandbox addresses, so the proxy does not ask the engine on every request. */
+  private readonly addresses = new Map<string, string>();
+
+  private pools: WarmPools | undefined;
+
+  constructor(private readonly deps: SandboxServiceDeps) {}
+
+  /** Creates for a template are served from these warm pools when they have a sandbox ready. */
+  usePools(pools: WarmPools): void {
+    this.pools = pools;
+  }
+
+  async create(request: CreateSandboxInput): Promise<Sandbox> {
+    const input = this.withTemplateDefaults(request);
+    const claimed = await this.pools?.claim(input);
+    if (claimed) return claimed;
+    return this.createCold(input);
+  }
+
+  /** A template fills in the image, entrypoint and limits a request leaves out. */
+  private withTemplateDefaults(input: CreateSandboxInput): CreateSandboxInput {
+    if (!input.template) return input;
+    const template = this.deps.templates.get(input.template);
+    if (!template) throw new PaddockError(Errors.templateNotFound, `no template ${input.template}`);
+    if (input.snapshotId) return input;
+    return {
+      ...input,
+      image: input.image ?? { uri: template.image },
+      entrypoint: input.entrypoint ?? template.entrypoint,
+      resourceLimits: input.resourceLimits ?? template.resourceLimits,
+    };
+  }
+
+  private async createCold(input: CreateSandboxInput): Promise<Sandbox> {
+    const { runtime, config } = this.deps;
+    if (Boolean(input.image) === Boolean(input.snapshotId))
+      invalid("exactly one of image or snapshotId is required");
+    if (input.image && !input.entrypoint?.length) invalid("entrypoint is required when image is given");
+    if (input.timeout !== undefined && input.timeout !== null) {
+      if (!Number.isInteger(input.timeout) || input.timeout < 1)
+        invalid("timeout must be a positive integer of seconds");
+      if (input.timeout > config.server.max_sandbox_timeout_seconds) {
+        invalid(
+          `timeout may be at most ${config.server.max_sandbox_timeout_seconds} seconds (server.max_sandbox_timeout_seconds)`,
+        );
+      }
+    }
+    validateMetadata(input.metadata ?? {});
+    const resources = parseResourceLimits({
+      cpu: config.docker.default_cpu,
+      memory: config.docker.default_memory,
+      ...input.resourceLimits,
+    });
+    if (resources.gpus && resources.gpus > 0 && !runtime.hasGpu()) {
+      throw new PaddockError(
+        Errors.gpuUnavailable,
+        `resourceLimits.gpu = ${resources.gpus}, but this host offers no GPU to sandboxes`,
+      );
+    }
+    if (input.networkPolicy && !runtime.secureRuntime.supportsNetworkPolicy) {
+      throw new PaddockError(
+        Errors.networkPolicyUnsupported,
+        `networkPolicy needs the egress sidecar, which needs a NAT table that the ${runtime.secureRuntime.type} secure runtime does not provide; create the sandbox without networkPolicy, or run this server with secure_runtime.type = "" or "kata"`,
+      );
+    }
+    if (
+      input.platform &&
+      (input.platform.os !== "linux" || input.platform.arch !== process.arch.replace("x64", "amd64"))
+    ) {
+      invalid(`platform ${input.platform.os}/${input.platform.arch} cannot be satisfied by this host`);
+    }
+    for (const volume of input.volumes ?? []) {
+      const backends = [volume.host, volume.pvc, volume.ossfs].filter(Boolean).length;
+      if (backends !== 1) invalid(`volume ${volume.name} must have exactly one backend (host or pvc)`);
+      if (volume.ossfs) invalid(`volume ${volume.name}: the ossfs backend is not supported by this runtime`);
+      if (volume.subPath?.split("/").includes(".."))
+        invalid(`volume ${volume.name}: subPath must not contain '..'`);
+      if (volume.pvc && volume.subPath)
+        invalid(`volume ${volume.name}: subPath is not supported for pvc volumes`);
+      if (volume.host && !hostPathAllowed(volume.host.path, config.docker.allowed_host_paths)) {
+        throw new PaddockError(
+          Errors.hostPathNotAllowed,
+          `host path ${volume.host.path} is not under an allowed prefix; the operator must list it in docker.allowed_host_paths`,
+        );
+      }
+    }
+
+    let image = input.image?.uri;
+    let entrypoint = input.entrypoint;
+    if (input.snapshotId) {
+      const snapshot = await this.deps.snapshots.find(input.snapshotId);
+      if (!snapshot || (input.owner !== undefined && snapshot.owner !== input.owner)) {
+        throw new PaddockError(Errors.snapshotNotFound, `no snapshot ${input.snapshotId}`);
+      }
+      if (snapshot.status.state !== "Ready" || !snapshot.imageRef) {
+        throw new PaddockError(
+          Errors.snapshotNotReady,
+          `snapshot ${snapshot.id} is ${snapshot.status.state}, not Ready`,
+        );
+      }
+      image = snapshot.imageRef;
+      entrypoint ??= snapshot.entrypoint.length ? snapshot.entrypoint : defaultSnapshotEntrypoint;
+    }
+    if (!image || !entrypoint) throw new Error("unreachable: image and entrypoint resolved above");
+
+    const now = new Date();
+    const sandbox: Sandbox = {
+      id: newId("sbx"),
+      owner: input.owner ?? null,
+      status: { state: "Pending", reason: "creating", lastTransitionAt: now.toISOString() },
+      ...(input.image ? { image: { uri: input.image.uri } } : {}),
+      ...(input.snapshotId ? { snapshotId: input.snapshotId } : {}),
+      ...(input.template ? { template: input.template } : {}),
+      entrypoint,
+      metadata: input.metadata ?? {},
+      extensions: input.extensions ?? {},
+      resourceLimits: input.resourceLimits ?? {},
+      ...(input.platform ? { platform: input.platform } : {}),
+      // Validated and canonical (CIDRs masked, duplicates dropped) before any container exists.
+      ...(input.networkPolicy ? { networkPolicy: parsePolicy(input.networkPolicy) } : {}),
+      secureAccess: input.secureAccess ?? false,
+      createdAt: now.toISOString(),
+      updatedAt: now.toISOString(),
+      ...(input.timeout ? { expiresAt: new Date(now.getTime() + input.timeout * 1000).toISOString() } : {}),
+      ...(input.pooledFor ? { pooledFor: input.pooledFor } : {}),
+    };
+    await this.deps.sandboxes.insert(sandbox);
+    await this.deps.log.record(
+      sandbox.id,
+      "Pending",
+      `creating from ${input.snapshotId ? `snapshot ${input.snapshotId}` : image}`,
+    );
+    try {
+      await runtime.ensureImage(image, input.image?.auth);
+      const tokens = this.tokens(sandbox.id);
+      const workload = await runtime.createWorkload({
+        sandboxId: sandbox.id,
+        image,
+        ...(input.image?.auth ? { imageAuth: input.image.auth } : {}),
+        entrypoint,
+        env: input.env ?? {},
+        labels: { [recordLabel]: JSON.stringify(adoptionRecord(sandbox)) },
+        ...resources,
+        volumes: input.volumes ?? [],
+        ...(input.networkPolicy ? { networkPolicy: input.networkPolicy } : {}),
+        execdToken: tokens.execd,
+        egressToken: tokens.egress,
+      });
+      this.addresses.set(sandbox.id, workload.address);
+      const moved = await this.deps.sandboxes.setState(sandbox.id, "Pending", "Running", {
+        reason: "created",
+        containerId: workload.containerId,
+      });
+      if (!moved) {
+        // Deleted while being created: the delete owns the cleanup.
+        throw new PaddockError(
+          Errors.sandboxNotFound,
+          `sandbox ${sandbox.id} was deleted while it was being created`,
+        );
+      }
+      await this.deps.log.record(
+        sandbox.id,
+        "Running",
+        `container ${workload.containerId.slice(0, 12)} ready`,
+      );
+      return await this.get(sandbox.id, undefined, { includePooled: true });
+    } catch (error) {
+      this.deps.logger.warn({ sandboxId: sandbox.id, err: error }, "create failed");
+      this.addresses.delete(sandbox.id);
+      await runtime.removeWorkload(sandbox.id).catch(() => undefined);
+      await this.deps.sandboxes.remove(sandbox.id);
+      await this.deps.log.forget(sandbox.id);
+      throw error;
+    }
+  }
+
+  async get(id: string, owner?: string | null, options: { includePooled?: boolean } = {}): Promise<Sandbox> {
+    const sandbox = await this.deps.sandboxes.find(id);
+    const hidden = sandbox?.pooledFor !== undefined && !options.includePooled;
+    if (!sandbox || hidden || (owner !== undefined && sandbox.owner !== owner)) {
+      throw new PaddockError(Errors.sandboxNotFound, `no sandbox ${id}`);
+    }
+    return sandbox;
+  }
+
+  async list(filter: SandboxFilter): Promise<Page<Sandbox>> {
+    const all = await this.deps.sandboxes.findAll({
+      ...(filter.owner !== undefined ? { owner: filter.owner } : {}),
+      ...(filter.states ? { states: filter.states } : {}),
+    });
+    const wanted = Object.entries(filter.metadata ?? {});
+    const matching = all.filter((sandbox) => wanted.every(([key, value]) => sandbox.metadata[key] === value));
+    return paginate(matching, filter.page, filter.pageSize);
+  }
+
+  async delete(id: string, owner?: string | null, reason = "user_delete"): Promise<void> {
+    const sandbox = await this.get(id, owner, { includePooled: owner === undefined });
+    const from = sandbox.status.state;
+    if (from !== "Stopping") {
+      assertTransition(from, "Stopping", "delete");
+      if (!(await this.deps.sandboxes.setState(id, from, "Stopping", { reason })))
+        return this.delete(id, owner, reason);
+    }
+    await this.deps.log.record(id, "Stopping", reason);
+    this.addresses.delete(id);
+    try {
+      await this.deps.runtime.removeWorkload(id);
+    } catch (error) {
+      await this.deps.sandboxes.setState(id, "Stopping", "Failed", {
+        reason: "delete_failed",
+        message: String((error as Error).message),
+      });
+      throw error;
+    }
+    await this.deps.sandboxes.remove(id);
+    await this.deps.log.forget(id);
+  }
+
+  async pause(id: string, owner?: string | null): Promise<Sandbox> {
+    return this.transitionInBackground(id, owner, "pause", "Pausing", "Paused", () =>
+      this.deps.runtime.pauseWorkload(id),
+    );
+  }
+
+  async resume(id: string, owner?: string | null): Promise<Sandbox> {
+    return this.transitionInBackground(id, owner, "resume", "Resuming", "Running", () =>
+      this.deps.runtime.resumeWorkload(id),
+    );
+  }
+
+  /**
+   * Moves to the intermediate state now and to the final one when the engine is done. On
+   * failure the sandbox returns to where it was, or to Failed when its container is gone.
+   */
+  private async transitionInBackground(
+    id: string,
+    owner: string | null | undefined,
+    operation: string,
+    intermediate: SandboxState,
+    final: SandboxState,
+    work: () => Promise<void>,
+  ): Promise<Sandbox> {
+    const sandbox = await this.get(id, owner);
+    const from = sandbox.status.state;
+    assertTransition(from, intermediate, operation);
+    if (!(await this.deps.sandboxes.setState(id, from, intermediate, { reason: `${operation}_requested` }))) {
+      throw new PaddockError(
+        Errors.invalidStateTransition,
+        `sandbox ${id} changed state during ${operation}; retry`,
+      );
+    }
+    await this.deps.log.record(id, intermediate, `${operation} requested`);
+    this.deps.track(
+      (async () => {
+        try {
+          await work();
+          await this.deps.sandboxes.setState(id, intermediate, final, { reason: `${operation}d` });
+          await this.deps.log.record(id, final, `${operation} completed`);
+        } catch (error) {
+          const message = String((error as Error).message);
+          const status = await this.deps.runtime.inspectWorkload(id);
+          const back = status.state === "missing" ? "Failed" : from;
+          await this.deps.sandboxes.setState(id, intermediate, back, {
+            reason: `${operation}_failed`,
+            message,
+          });
+          await this.deps.log.record(id, back, `${operation} failed: ${message}`);
+        }
+      })(),
+    );
+    return this.get(id);
+  }
+
+  async renew(id: string, expiresAt: Date, owner?: string | null): Promise<{ expiresAt: string }> {
+    const sandbox = await this.get(id, owner);
+    const state = sandbox.status.state;
+    if (state === "Stopping" || state === "Terminated" || state === "Failed") {
+      throw new PaddockError(Errors.invalidStateTransition, `cannot renew a sandbox that is ${state}`);
+    }
+    const now = Date.now();
+    if (Number.isNaN(expiresAt.getTime())) invalid("expiresAt is not a valid RFC 3339 time");
+    if (expiresAt.getTime() <= now) invalid("expiresAt must be in the future");
+    if (sandbox.expiresAt && expiresAt.getTime() <= Date.parse(sandbox.expiresAt)) {
+      invalid(`expiresAt must be later than the current expiry ${sandbox.expiresAt}`);
+    }
+    const max = this.deps.config.server.max_sandbox_timeout_seconds;
+    if (expiresAt.getTime() - now > max * 1000) invalid(`expiresAt may be at most ${max} seconds from now`);
+    const iso = expiresAt.toISOString();
+    await this.deps.sandboxes.setExpiresAt(id, iso);
+    await this.deps.log.record(id, state, `expiration renewed to ${iso}`);
+    return { expiresAt: iso };
+  }
+
+  async patchMetadata(
+    id: string,
+    patch: Record<string, string | null>,
+    owner?: string | null,
+  ): Promise<Sandbox> {
+    const sandbox = await this.get(id, owner);
+    validateMetadata(patch);
+    const metadata = { ...sandbox.metadata };
+    for (const [key, value] of Object.entries(patch)) {
+      if (value === null) delete metadata[key];
+      else metadata[key] = value;
+    }
+    await this.deps.sandboxes.setMetadata(id, metadata);
+    return this.get(id);
+  }
+
+  async target(id: string, port: number, owner?: string | null): Promise<{ host: string; port: number }> {
+    const sandbox = await this.get(id, owner);
+    if (sandbox.status.state !== "Running") {
+      throw new PaddockError(
+        Errors.invalidStateTransition,
+        `sandbox ${id} is ${sandbox.status.state}; its ports answer only while Running`,
+      );
+    }
+    let host = this.addresses.get(id);
+    if (!host) {
+      host = (await this.deps.runtime.inspectWorkload(id)).address;
+      if (!host) throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} has no network address`);
+      this.addresses.set(id, host);
+    }
+    return { host, port };
+  }
+
+  tokens(id: string): { execd: string; egress: string; access: string } {
+    const key = this.deps.secretKey;
+    return {
+      execd: deriveSecret(key, "execd", id),
+      egress: deriveSecret(key, "egress", id),
+      access: deriveSecret(key, "endpoint-access", id),
+    };
+  }
+
+  async diagnostics(
+    id: string,
+    kind: "logs" | "events",
+    scope: string,
+    owner?: string | null,
+  ): Promise<{ text: string; truncated: boolean }> {
+    await this.get(id, owner);
+    const limit = 8 * 2 ** 20;
+    const scopes = kind === "logs" ? ["container", "lifecycle", "all"] : ["lifecycle", "runtime", "all"];
+    if (!scopes.includes(scope)) invalid(`scope "${scope}" is not one of ${scopes.join(", ")} for ${kind}`);
+    const parts: string[] = [];
+    if (kind === "logs" && (scope === "container" || scope === "all")) {
+      parts.push(
+        await this.deps.runtime
+          .workloadLogs(id, limit)
+          .catch((error) => `logs unavailable: ${(error as Error).message}\n`),
+      );
+    }
+    if (scope !== "container") parts.push(await this.deps.log.text(id));
+    if (kind === "events" && (scope === "runtime" || scope === "all")) {
+      const status = await this.deps.runtime.inspectWorkload(id);
+      parts.push(
+        `${new Date().toISOString()} runtime container ${status.state}${status.error ? ` (${status.error})` : ""}\n`,
+      );
+    }
+    const text = parts.join("");
+    return text.length > limit ? { text: text.slice(-limit), truncated: true } : { text, truncated: false };
+  }
+
+  /** Sets environment variables for every process execd starts in the sandbox from now on. */
+  async applyEnv(id: string, env: Record<string, string>): Promise<void> {
+    if (Object.keys(env).length === 0) return;
+    const { host, port } = await this.target(id, EXECD_PORT);
+    const response = await fetch(`http://${host}:${port}${EXECD_ENV_PATH}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", [EXECD_TOKEN_HEADER]: this.tokens(id).execd },
+      body: JSON.stringify(env),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!response.ok) throw new Error(`execd refused the environment (${response.status})`);
+  }
+
+  /** A sandbox whose container died on its own (crash, OOM kill) becomes Failed. */
+  async markExited(id: string, exit: { exitCode?: number; oomKilled: boolean }): Promise<void> {
+    const sandbox = await this.deps.sandboxes.find(id);
+    if (!sandbox) return;
+    const state = sandbox.status.state;
+    if (state !== "Running" && state !== "Paused" && state !== "Pausing" && state !== "Resuming") return;
+    const reason = exit.oomKilled ? "oom_killed" : "container_exited";
+    const message = exit.oomKilled
+      ? "the sandbox exceeded its memory limit and was killed"
+      : `the sandbox's main process exited with code ${exit.exitCode ?? "unknown"}`;
+    if (await this.deps.sandboxes.setState(id, state, "Failed", { reason, message })) {
+      this.addresses.delete(id);
+      await this.deps.log.record(id, "Failed", message);
+    }
+  }
+}
+
+/** The fields the reconciler restores when it adopts a container the database does not know. */
+export function adoptionRecord(sandbox: Sandbox): Partial<Sandbox> {
+  return {
+    id: sandbox.id,
+    owner: sandbox.owner,
+    ...(sandbox.image ? { image: sandbox.image } : {}),
+    ...(sandbox.snapshotId ? { snapshotId: sandbox.snapshotId } : {}),
+    ...(sandbox.template ? { template: sandbox.template } : {}),
+    entrypoint: sandbox.entrypoint,
+    metadata: sandbox.metadata,
+    extensions: sandbox.extensions,
+    resourceLimits: sandbox.resourceLimits,
+    secureAccess: sandbox.secureAccess,
+    createdAt: sandbox.createdAt,
+    ...(sandbox.expiresAt ? { expiresAt: sandbox.expiresAt } : {}),
+  };
+}

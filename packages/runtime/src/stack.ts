@@ -1,0 +1,146 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { type Logger, newSecret, type PaddockConfig } from "@paddock/common";
+import { type DatabaseHandle, openDatabase } from "@paddock/db";
+import { DockerRuntime } from "./docker/docker-runtime.js";
+import { LifecycleLog } from "./lifecycle-log.js";
+import { WarmPools } from "./pool.js";
+import { ExpiryReaper } from "./reaper.js";
+import { reconcile } from "./reconciler.js";
+import { type Runtime, RuntimeStartError } from "./runtime.js";
+import { SandboxRepository } from "./sandbox-repository.js";
+import { SandboxService } from "./sandbox-service.js";
+import { SnapshotRepository } from "./snapshot-repository.js";
+import { SnapshotService } from "./snapshot-service.js";
+import { loadTemplates, type Template } from "./templates.js";
+import { UsageLedger } from "./usage-ledger.js";
+import { UsageMeter } from "./usage-meter.js";
+
+export interface RuntimeStack {
+  runtime: Runtime;
+  sandboxes: SandboxService;
+  snapshots: SnapshotService;
+  pools: WarmPools;
+  templates: Map<string, Template>;
+  database: DatabaseHandle;
+  /** Server secret from which per-sandbox tokens and signed URLs are derived. */
+  secretKey: string;
+  close(): Promise<void>;
+}
+
+export interface RuntimeStackOptions {
+  /** An already-open database (tests, or a server sharing one with the control plane). */
+  database?: DatabaseHandle;
+  reaperIntervalMs?: number;
+}
+
+/**
+ * Opens everything the runtime needs, in order: database, engine (validated), reconciliation,
+ * then the expiry reaper. `close()` stops them in reverse and waits for background work.
+ */
+export async function openRuntimeStack(
+  config: PaddockConfig,
+  logger: Logger,
+  options: RuntimeStackOptions = {},
+): Promise<RuntimeStack> {
+  const secretKey = resolveSecretKey(config);
+  const runtime = createRuntime(config, logger);
+  await runtime.start();
+  const database = options.database ?? (await openDatabase(databaseUrl(config)));
+  const pending = new Set<Promise<unknown>>();
+  const track = (work: Promise<unknown>) => {
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+  const meter = new UsageMeter(
+    new UsageLedger(database.db),
+    logger,
+    config.usage.checkpoint_interval_seconds * 1000,
+  );
+  await meter.recover();
+  const sandboxRepository = new SandboxRepository(database.db, meter.stateChanged);
+  const snapshotRepository = new SnapshotRepository(database.db);
+  const log = new LifecycleLog(database.db);
+  const templates = loadTemplates(resolve(config.templates.dir));
+  const sandboxes = new SandboxService({
+    runtime,
+    sandboxes: sandboxRepository,
+    snapshots: snapshotRepository,
+    log,
+    config,
+    logger,
+    secretKey,
+    templates,
+    track,
+  });
+  const snapshots = new SnapshotService({
+    runtime,
+    sandboxes: sandboxRepository,
+    snapshots: snapshotRepository,
+    logger,
+    track,
+  });
+  runtime.watchExits((sandboxId, exit) => track(sandboxes.markExited(sandboxId, exit)));
+  await reconcile({
+    runtime,
+    sandboxes: sandboxRepository,
+    snapshots: snapshotRepository,
+    service: sandboxes,
+    log,
+    logger,
+  });
+  const pools = new WarmPools({
+    service: sandboxes,
+    repository: sandboxRepository,
+    templates,
+    config: config.pools,
+    logger,
+  });
+  sandboxes.usePools(pools);
+  pools.start();
+  const reaper = new ExpiryReaper(sandboxRepository, sandboxes, logger, options.reaperIntervalMs);
+  reaper.start();
+  meter.start();
+  return {
+    runtime,
+    sandboxes,
+    snapshots,
+    pools,
+    templates,
+    database,
+    secretKey,
+    async close() {
+      await pools.stop();
+      await reaper.stop();
+      await Promise.allSettled([...pending]);
+      await meter.stop();
+      await runtime.close();
+      if (!options.database) await database.close();
+    },
+  };
+}
+
+function createRuntime(config: PaddockConfig, logger: Logger): Runtime {
+  if (config.runtime.type === "kubernetes") {
+    throw new RuntimeStartError(
+      'runtime.type = "kubernetes" is not available in this build yet; use runtime.type = "docker" (see docs/decisions/0003-runtime-interface.md)',
+    );
+  }
+  return new DockerRuntime(config, logger);
+}
+
+export function databaseUrl(config: PaddockConfig): string {
+  return config.database.url || `sqlite:${join(resolve(config.server.data_dir), "paddock.db")}`;
+}
+
+/** `server.secret_key`, else a key generated once into `<data_dir>/secret.key` (mode 0600). */
+export function resolveSecretKey(config: PaddockConfig): string {
+  if (config.server.secret_key) return config.server.secret_key;
+  const dir = resolve(config.server.data_dir);
+  const file = join(dir, "secret.key");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const key = newSecret();
+  writeFileSync(file, `${key}\n`, { mode: 0o600, flag: "wx" });
+  return key;
+}

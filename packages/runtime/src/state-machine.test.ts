@@ -1,0 +1,34 @@
+import { describe, expect, test } from "vitest";
+import { assertTransition, canTransition, sandboxStates } from "./state-machine.js";
+
+describe("sandbox state machine", () => {
+  test("follows the documented lifecycle", () => {
+    expect(canTransition("Pending", "Running")).toBe(true);
+    expect(canTransition("Running", "Pausing")).toBe(true);
+    expect(canTransition("Pausing", "Paused")).toBe(true);
+    expect(canTransition("Paused", "Resuming")).toBe(true);
+    expect(canTransition("Resuming", "Running")).toBe(true);
+    expect(canTransition("Running", "Stopping")).toBe(true);
+    expect(canTransition("Stopping", "Terminated")).toBe(true);
+  });
+
+  test("refuses moves that skip or reverse the lifecycle with a 409", () => {
+    expect(canTransition("Paused", "Pausing")).toBe(false);
+    expect(canTransition("Running", "Resuming")).toBe(false);
+    expect(() => assertTransition("Paused", "Pausing", "pause")).toThrowError(
+      /cannot pause a sandbox that is Paused/,
+    );
+    try {
+      assertTransition("Terminated", "Running", "resume");
+    } catch (error) {
+      expect((error as { status: number }).status).toBe(409);
+    }
+  });
+
+  test("Terminated is final and every live state can be stopped", () => {
+    for (const state of sandboxStates) {
+      expect(canTransition("Terminated", state)).toBe(false);
+      if (state !== "Terminated" && state !== "Stopping") expect(canTransition(state, "Stopping")).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import { Errors, PaddockError } from "@paddock/common";
+
+/**
+ * The sandbox lifecycle: every state change anywhere in Paddock goes through `transition`,
+ * so the allowed moves live in this one table.
+ */
+export const sandboxStates = [
+  "Pending",
+  "Running",
+  "Pausing",
+  "Paused",
+  "Resuming",
+  "Stopping",
+  "Terminated",
+  "Failed",
+] as const;
+
+export type SandboxState = (typeof sandboxStates)[number];
+
+const transitions: Record<SandboxState, readonly SandboxState[]> = {
+  Pending: ["Running", "Stopping", "Failed"],
+  Running: ["Pausing", "Stopping", "Failed"],
+  Pausing: ["Paused", "Running", "Stopping", "Failed"],
+  Paused: ["Resuming", "Stopping", "Failed"],
+  Resuming: ["Running", "Paused", "Stopping", "Failed"],
+  Stopping: ["Terminated", "Failed"],
+  Terminated: [],
+  Failed: ["Stopping"],
+};
+
+export function canTransition(from: SandboxState, to: SandboxState): boolean {
+  return transitions[from].includes(to);
+}
+
+/** Throws a 409 naming the current state when the move is not allowed. */
+export function assertTransition(from: SandboxState, to: SandboxState, operation: string): void {
+  if (!canTransition(from, to)) {
+    throw new PaddockError(Errors.invalidStateTransition, `cannot ${operation} a sandbox that is ${from}`);
+  }
+}
+
+export function isSandboxState(value: string): value is SandboxState {
+  return (sandboxStates as readonly string[]).includes(value);
+}
+
+/** States in which the sandbox's container exists and may be holding resources. */
+export function isLive(state: SandboxState): boolean {
+  return state !== "Terminated";
+}
+
+export const snapshotStates = ["Creating", "Ready", "Failed", "Deleting"] as const;
+export type SnapshotState = (typeof snapshotStates)[number];

@@ -1,0 +1,2 @@
+export * from "./docker-exec.js";
+export * from "./test-stack.js";

@@ -1,0 +1,258 @@
+import type { Database, Db } from "@paddock/db";
+import { sql, type Transaction } from "kysely";
+
+type Queries = Db | Transaction<Database>;
+
+/** A usage period: a calendar month in UTC, named `YYYY-MM`. */
+export interface Period {
+  id: string;
+  start: Date;
+  end: Date;
+}
+
+export function periodOf(at: Date): Period {
+  const start = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+  const end = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+  return { id: start.toISOString().slice(0, 7), start, end };
+}
+
+/** The stretch [from, to) cut at month boundaries, so each piece is counted in its own period. */
+export function splitByPeriod(from: Date, to: Date): Array<{ period: string; from: Date; ms: number }> {
+  const pieces: Array<{ period: string; from: Date; ms: number }> = [];
+  let cursor = from;
+  while (cursor < to) {
+    const period = periodOf(cursor);
+    const end = period.end < to ? period.end : to;
+    pieces.push({ period: period.id, from: cursor, ms: end.getTime() - cursor.getTime() });
+    cursor = end;
+  }
+  return pieces;
+}
+
+export interface SandboxUsage {
+  sandboxId: string;
+  template: string | null;
+  /** The sandbox's state now; Terminated once it is gone. */
+  state: string;
+  runningMs: number;
+  /** True while the sandbox runs (its time is still growing). */
+  running: boolean;
+  startedAt: string;
+}
+
+/**
+ * Persistence of metered running time. An open meter (`usage_meters`) marks a sandbox whose time
+ * since `since` is not yet written; closing or checkpointing a meter moves that time into
+ * `sandbox_usage`, per calendar month. Every write is a compare-and-set on `since`, so a close
+ * racing a checkpoint never counts the same milliseconds twice.
+ */
+export class UsageLedger {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Opens a meter for the sandbox if it is Running and belongs to an account (warm-pool members
+   * and runtime-API sandboxes have no account). Does nothing when one is already open.
+   */
+  async openIfRunning(sandboxId: string, at = new Date()): Promise<void> {
+    const since = at.toISOString();
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("usage_meters")
+        .columns(["sandbox_id", "account_id", "template", "since"])
+        .expression((eb) =>
+          eb
+            .selectFrom("sandboxes")
+            .select([
+              "id",
+              sql<string>`owner`.as("account_id"),
+              "template",
+              sql<string>`cast(${since} as text)`.as("since"),
+            ])
+            .where("id", "=", sandboxId)
+            .where("state", "=", "Running")
+            .where("owner", "is not", null)
+            .where("pooled_for", "is", null),
+        )
+        .onConflict((oc) => oc.column("sandbox_id").doNothing())
+        .execute();
+      const meter = await trx
+        .selectFrom("usage_meters")
+        .selectAll()
+        .where("sandbox_id", "=", sandboxId)
+        .executeTakeFirst();
+      // A row from the start, so the sandbox is listed for the period before its first minute.
+      if (meter) await addTime(trx, meter, at, at);
+    });
+  }
+
+  /** Closes the sandbox's meter at `at`, writing the time since its last checkpoint. */
+  async close(sandboxId: string, at = new Date()): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const meter = await trx
+        .selectFrom("usage_meters")
+        .selectAll()
+        .where("sandbox_id", "=", sandboxId)
+        .executeTakeFirst();
+      if (!meter) return;
+      const deleted = await trx
+        .deleteFrom("usage_meters")
+        .where("sandbox_id", "=", sandboxId)
+        .where("since", "=", meter.since)
+        .executeTakeFirst();
+      if (Number(deleted.numDeletedRows) > 0) await addTime(trx, meter, new Date(meter.since), at);
+    });
+  }
+
+  /** Writes every open meter's time up to `at` and moves the meters forward to it. */
+  async checkpoint(at = new Date()): Promise<void> {
+    const until = at.toISOString();
+    for (const meter of await this.db.selectFrom("usage_meters").selectAll().execute()) {
+      if (meter.since >= until) continue;
+      await this.db.transaction().execute(async (trx) => {
+        const moved = await trx
+          .updateTable("usage_meters")
+          .set({ since: until })
+          .where("sandbox_id", "=", meter.sandbox_id)
+          .where("since", "=", meter.since)
+          .executeTakeFirst();
+        if (Number(moved.numUpdatedRows) > 0) await addTime(trx, meter, new Date(meter.since), at);
+      });
+    }
+  }
+
+  /**
+   * Brings meters in line with sandbox states, for transitions whose meter write was lost (a
+   * crash between the two writes): a meter whose sandbox left Running is closed at the time it
+   * left; a Running account sandbox without a meter gets one from `at`.
+   */
+  async sync(at = new Date()): Promise<void> {
+    const stale = await this.db
+      .selectFrom("usage_meters as m")
+      .leftJoin("sandboxes as s", "s.id", "m.sandbox_id")
+      .select(["m.sandbox_id", "m.since", "s.last_transition_at"])
+      .where((eb) => eb.or([eb("s.id", "is", null), eb("s.state", "!=", "Running")]))
+      .execute();
+    for (const meter of stale) {
+      const left = meter.last_transition_at ? new Date(meter.last_transition_at) : at;
+      const end = left < at ? left : at;
+      await this.close(meter.sandbox_id, end > new Date(meter.since) ? end : new Date(meter.since));
+    }
+    const unmetered = await this.db
+      .selectFrom("sandboxes")
+      .select("id")
+      .where("state", "=", "Running")
+      .where("owner", "is not", null)
+      .where("pooled_for", "is", null)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(selectFrom("usage_meters").select("sandbox_id").whereRef("sandbox_id", "=", "sandboxes.id")),
+        ),
+      )
+      .execute();
+    for (const { id } of unmetered) await this.openIfRunning(id, at);
+  }
+
+  /**
+   * After a restart: what happened between the last checkpoint and now is unknown (the server was
+   * not watching), so open meters restart from `at` and that stretch is not counted.
+   */
+  async restartMeters(at = new Date()): Promise<void> {
+    await this.db.updateTable("usage_meters").set({ since: at.toISOString() }).execute();
+  }
+
+  /** The account's running time in the period of `at`, including time not yet checkpointed. */
+  async accountUsage(accountId: string, at = new Date()): Promise<{ runningMs: number; running: number }> {
+    const period = periodOf(at);
+    const stored = await this.db
+      .selectFrom("sandbox_usage")
+      .select((eb) => eb.fn.sum<string | number | null>("running_ms").as("total"))
+      .where("account_id", "=", accountId)
+      .where("period", "=", period.id)
+      .executeTakeFirst();
+    const meters = await this.db
+      .selectFrom("usage_meters")
+      .select("since")
+      .where("account_id", "=", accountId)
+      .execute();
+    const live = meters.reduce((sum, meter) => sum + uncounted(meter.since, period, at), 0);
+    return { runningMs: Number(stored?.total ?? 0) + live, running: meters.length };
+  }
+
+  /** One page of the account's sandboxes counted in the period of `at`, newest first. */
+  async sandboxUsage(
+    accountId: string,
+    page: { page: number; pageSize: number },
+    at = new Date(),
+  ): Promise<{ items: SandboxUsage[]; totalItems: number }> {
+    const period = periodOf(at);
+    const scope = this.db
+      .selectFrom("sandbox_usage as u")
+      .where("u.account_id", "=", accountId)
+      .where("u.period", "=", period.id);
+    const count = await scope
+      .select((eb) => eb.fn.countAll<string | number>().as("count"))
+      .executeTakeFirst();
+    const rows = await scope
+      .leftJoin("usage_meters as m", "m.sandbox_id", "u.sandbox_id")
+      .leftJoin("sandboxes as s", "s.id", "u.sandbox_id")
+      .select(["u.sandbox_id", "u.template", "u.running_ms", "u.started_at", "m.since", "s.state"])
+      .orderBy("u.started_at", "desc")
+      .orderBy("u.sandbox_id", "desc")
+      .limit(page.pageSize)
+      .offset((page.page - 1) * page.pageSize)
+      .execute();
+    return {
+      totalItems: Number(count?.count ?? 0),
+      items: rows.map((row) => ({
+        sandboxId: row.sandbox_id,
+        template: row.template,
+        state: row.state ?? "Terminated",
+        runningMs: Number(row.running_ms) + (row.since ? uncounted(row.since, period, at) : 0),
+        running: row.since !== null,
+        startedAt: row.started_at,
+      })),
+    };
+  }
+
+  /** Accounts with at least one sandbox being metered now. */
+  async accountsRunning(): Promise<string[]> {
+    const rows = await this.db.selectFrom("usage_meters").select("account_id").distinct().execute();
+    return rows.map((row) => row.account_id);
+  }
+}
+
+/** Time since a meter's last checkpoint that falls inside `period`. */
+function uncounted(since: string, period: Period, at: Date): number {
+  const from = Math.max(Date.parse(since), period.start.getTime());
+  return Math.max(0, Math.min(at.getTime(), period.end.getTime()) - from);
+}
+
+async function addTime(
+  queries: Queries,
+  meter: { sandbox_id: string; account_id: string; template: string | null },
+  from: Date,
+  to: Date,
+): Promise<void> {
+  const pieces = to > from ? splitByPeriod(from, to) : [{ period: periodOf(from).id, from, ms: 0 }];
+  const now = to.toISOString();
+  for (const piece of pieces) {
+    await queries
+      .insertInto("sandbox_usage")
+      .values({
+        sandbox_id: meter.sandbox_id,
+        period: piece.period,
+        account_id: meter.account_id,
+        template: meter.template,
+        running_ms: piece.ms,
+        started_at: piece.from.toISOString(),
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(["sandbox_id", "period"]).doUpdateSet((eb) => ({
+          running_ms: eb("sandbox_usage.running_ms", "+", eb.ref("excluded.running_ms")),
+          updated_at: eb.ref("excluded.updated_at"),
+        })),
+      )
+      .execute();
+  }
+}

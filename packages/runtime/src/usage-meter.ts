@@ -1,0 +1,62 @@
+import type { Logger } from "@paddock/common";
+import type { SandboxState } from "./state-machine.js";
+import type { UsageLedger } from "./usage-ledger.js";
+
+/**
+ * Meters the running time of account sandboxes from their state changes: entering Running opens
+ * a meter, any other state closes it (so Paused, Pausing and Resuming cost nothing). A timer
+ * writes open meters to the database every `checkpointIntervalMs`, which bounds what a crash can
+ * lose, and re-syncs meters with sandbox states in case a meter write was lost.
+ */
+export class UsageMeter {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly ledger: UsageLedger,
+    private readonly logger: Logger,
+    private readonly checkpointIntervalMs: number,
+  ) {}
+
+  /** Called by the sandbox repository after each state change it writes (deletion: Terminated). */
+  readonly stateChanged = async (sandboxId: string, state: SandboxState): Promise<void> => {
+    try {
+      if (state === "Running") await this.ledger.openIfRunning(sandboxId);
+      else await this.ledger.close(sandboxId);
+    } catch (error) {
+      // Metering never fails a lifecycle operation; the next checkpoint's sync repairs the meter.
+      this.logger.warn({ sandboxId, state, err: error }, "usage meter write failed");
+    }
+  };
+
+  /** On startup, before reconciliation: meters restart from now (downtime is not counted). */
+  async recover(): Promise<void> {
+    await this.ledger.restartMeters();
+    await this.ledger.sync();
+  }
+
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running ??= this.checkpoint().finally(() => {
+        this.running = undefined;
+      });
+    }, this.checkpointIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and writes a last checkpoint, so a clean shutdown loses nothing. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+    await this.checkpoint();
+  }
+
+  async checkpoint(): Promise<void> {
+    try {
+      await this.ledger.sync();
+      await this.ledger.checkpoint();
+    } catch (error) {
+      this.logger.warn({ err: error }, "usage checkpoint failed");
+    }
+  }
+}

@@ -1,0 +1,79 @@
+import { Errors, PaddockError, parseCpuMillis, parseGpuCount, parseMemoryBytes } from "@paddock/common";
+
+/** Domain-level checks shared by every surface that creates or changes sandboxes. */
+
+const labelName = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const reservedPrefixes = ["opensandbox.io/", "paddock.io/"];
+
+function invalid(message: string): never {
+  throw new PaddockError(Errors.invalidRequest, message);
+}
+
+/** Kubernetes label key: optional DNS-subdomain prefix (≤ 253) + "/" + name (≤ 63). */
+export function labelKeyProblem(key: string): string | undefined {
+  if (reservedPrefixes.some((prefix) => key.startsWith(prefix)))
+    return `metadata key ${key} uses a reserved prefix`;
+  const slash = key.indexOf("/");
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined && (prefix.length > 253 || !dnsSubdomain.test(prefix))) {
+    return `metadata key ${key}: prefix must be a DNS subdomain`;
+  }
+  if (name.length === 0 || name.length > 63 || !labelName.test(name)) {
+    return `metadata key ${key} is not a valid label key (≤ 63 chars, alphanumerics, '-', '_', '.')`;
+  }
+  return undefined;
+}
+
+export function labelValueProblem(key: string, value: string): string | undefined {
+  if (value === "") return undefined;
+  if (value.length > 63 || !labelName.test(value)) {
+    return `metadata value of ${key} is not a valid label value (≤ 63 chars, alphanumerics, '-', '_', '.')`;
+  }
+  return undefined;
+}
+
+export function validateMetadata(metadata: Record<string, string | null>): void {
+  for (const [key, value] of Object.entries(metadata)) {
+    const problem =
+      labelKeyProblem(key) ?? (typeof value === "string" ? labelValueProblem(key, value) : undefined);
+    if (problem) invalid(problem);
+  }
+}
+
+export interface ParsedResources {
+  cpuMillis?: number;
+  memoryBytes?: number;
+  gpus?: number;
+}
+
+export function parseResourceLimits(limits: Record<string, string>): ParsedResources {
+  const parsed: ParsedResources = {};
+  for (const [name, quantity] of Object.entries(limits)) {
+    if (name === "cpu") {
+      parsed.cpuMillis =
+        parseCpuMillis(quantity) ??
+        invalid(`resourceLimits.cpu "${quantity}" is not a CPU quantity like "500m" or "2"`);
+    } else if (name === "memory") {
+      parsed.memoryBytes =
+        parseMemoryBytes(quantity) ??
+        invalid(`resourceLimits.memory "${quantity}" is not a memory quantity like "512Mi"`);
+      if (parsed.memoryBytes < 6 * 2 ** 20) invalid("resourceLimits.memory must be at least 6Mi");
+    } else if (name === "gpu") {
+      parsed.gpus = parseGpuCount(quantity) ?? invalid(`resourceLimits.gpu "${quantity}" is not a GPU count`);
+    }
+    // Other resource names are accepted and ignored, as the spec allows new ones.
+  }
+  return parsed;
+}
+
+/** A host path is allowed only under an operator-listed prefix, after normalization. */
+export function hostPathAllowed(path: string, allowedPrefixes: readonly string[]): boolean {
+  if (!path.startsWith("/") || path.split("/").includes("..")) return false;
+  const normalized = path.replace(/\/+/g, "/").replace(/\/$/, "") || "/";
+  return allowedPrefixes.some((prefix) => {
+    const base = prefix.replace(/\/+$/, "");
+    return normalized === base || normalized.startsWith(`${base}/`);
+  });
+}

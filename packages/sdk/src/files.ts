@@ -1,0 +1,92 @@
+import type { RequestOptions, Transport } from "./transport.js";
+import type { FileInfo } from "./types.js";
+
+/** `sandbox.files`: the sandbox's filesystem. */
+export class Files {
+  constructor(
+    private readonly transport: Transport,
+    private readonly sandboxId: string,
+  ) {}
+
+  private path(suffix: string): string {
+    return `/sandboxes/${this.sandboxId}${suffix}`;
+  }
+
+  /** Text by default; `{ format: "bytes" }` for binary content. */
+  async read(path: string, options?: { format?: "text" } & RequestOptions): Promise<string>;
+  async read(path: string, options: { format: "bytes" } & RequestOptions): Promise<Uint8Array>;
+  async read(
+    path: string,
+    options: { format?: "text" | "bytes" } & RequestOptions = {},
+  ): Promise<string | Uint8Array> {
+    const response = await this.transport.fetch(
+      "GET",
+      this.path(`/files/download?path=${encodeURIComponent(path)}`),
+      undefined,
+      options,
+    );
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return options.format === "bytes" ? bytes : new TextDecoder().decode(bytes);
+  }
+
+  /** Writes text or bytes, streaming the content to the sandbox. */
+  async write(
+    path: string,
+    data: string | Uint8Array,
+    options: { mode?: number } & RequestOptions = {},
+  ): Promise<{ path: string; size: number }> {
+    const body = typeof data === "string" ? new TextEncoder().encode(data) : data;
+    const query = new URLSearchParams({
+      path,
+      ...(options.mode !== undefined ? { mode: String(options.mode) } : {}),
+    });
+    const response = await this.transport.fetch("POST", this.path(`/files/upload?${query}`), body, {
+      ...options,
+      raw: true,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    return (await response.json()) as { path: string; size: number };
+  }
+
+  async list(path: string, options: { depth?: number } & RequestOptions = {}): Promise<FileInfo[]> {
+    const query = new URLSearchParams({ path, depth: String(options.depth ?? 1) });
+    return (
+      await this.transport.json<{ items: FileInfo[] }>(
+        "GET",
+        this.path(`/files/list?${query}`),
+        undefined,
+        options,
+      )
+    ).items;
+  }
+
+  async search(path: string, pattern: string, options: RequestOptions = {}): Promise<FileInfo[]> {
+    return (
+      await this.transport.json<{ items: FileInfo[] }>(
+        "POST",
+        this.path("/files/search"),
+        { path, pattern },
+        options,
+      )
+    ).items;
+  }
+
+  async move(from: string, to: string, options: RequestOptions = {}): Promise<void> {
+    await this.transport.fetch("POST", this.path("/files/move"), { from, to }, options);
+  }
+
+  /** Removes a file, or a directory with everything in it when `recursive`. */
+  async remove(path: string, options: { recursive?: boolean } & RequestOptions = {}): Promise<void> {
+    const query = new URLSearchParams({ path, recursive: String(options.recursive ?? false) });
+    await this.transport.fetch("DELETE", this.path(`/files?${query}`), undefined, options);
+  }
+
+  async makeDir(path: string, options: { mode?: number } & RequestOptions = {}): Promise<void> {
+    await this.transport.fetch(
+      "POST",
+      this.path("/directories"),
+      { path, ...(options.mode !== undefined ? { mode: options.mode } : {}) },
+      options,
+    );
+  }
+}

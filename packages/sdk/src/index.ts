@@ -1,0 +1,18 @@
+export { Paddock } from "./account.js";
+export { Billing } from "./billing.js";
+export { Commands, type RunOptions } from "./commands.js";
+export * from "./errors.js";
+export { Files } from "./files.js";
+export { type AddMemoryOptions, Memory } from "./memory.js";
+export { NetworkPolicy } from "./network-policy.js";
+export { agentKeyVariable, PaymentOperations, Payments } from "./payments.js";
+export { type CreateOptions, Sandbox } from "./sandbox.js";
+export { Secrets } from "./secrets.js";
+export {
+  type ConnectionOptions,
+  defaultBaseUrl,
+  defaultRequestTimeoutMs,
+  type RequestOptions,
+} from "./transport.js";
+export type * from "./types.js";
+export { Usage } from "./usage.js";

@@ -1,0 +1,171 @@
+import { Commands } from "./commands.js";
+import { Files } from "./files.js";
+import { NetworkPolicy } from "./network-policy.js";
+import { type ConnectionOptions, type RequestOptions, Transport } from "./transport.js";
+import type {
+  CodeResult,
+  CreateSandboxOptions,
+  NetworkPolicyOptions,
+  SandboxInfo,
+  SandboxList,
+  Template,
+} from "./types.js";
+
+export interface CreateOptions extends ConnectionOptions {
+  template?: string;
+  env?: Record<string, string>;
+  metadata?: Record<string, string>;
+  /** Lifetime in seconds; omit for a sandbox that does not expire. */
+  timeoutSeconds?: number;
+  /**
+   * Outbound policy enforced by an egress sidecar (servers whose secure runtime has a NAT
+   * table: runc or Kata, not gVisor).
+   */
+  networkPolicy?: NetworkPolicyOptions;
+  /**
+   * Stored secrets as environment variables, by name: `["OPENAI_API_KEY"]` uses each secret's
+   * own name, `{ API_KEY: "OPENAI_API_KEY" }` picks the variable name. The values never pass
+   * through this client.
+   */
+  secrets?: string[] | Record<string, string>;
+}
+
+/** A sandbox of the account the API key belongs to. */
+export class Sandbox {
+  readonly commands: Commands;
+  readonly files: Files;
+  readonly networkPolicy: NetworkPolicy;
+
+  private constructor(
+    private readonly transport: Transport,
+    private info: SandboxInfo,
+  ) {
+    this.commands = new Commands(transport, info.id);
+    this.files = new Files(transport, info.id);
+    this.networkPolicy = new NetworkPolicy(transport, info.id);
+  }
+
+  get id(): string {
+    return this.info.id;
+  }
+
+  get state(): string {
+    return this.info.state;
+  }
+
+  get metadata(): Record<string, string> {
+    return this.info.metadata;
+  }
+
+  get expiresAt(): string | null {
+    return this.info.expiresAt;
+  }
+
+  static async create(options: CreateOptions = {}): Promise<Sandbox> {
+    const transport = new Transport(options);
+    const body: CreateSandboxOptions = {
+      template: options.template ?? "python",
+      ...(options.timeoutSeconds !== undefined ? { timeout: options.timeoutSeconds } : {}),
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.metadata ? { metadata: options.metadata } : {}),
+      ...(options.networkPolicy ? { networkPolicy: options.networkPolicy } : {}),
+      ...(options.secrets ? { secrets: secretInjection(options.secrets) } : {}),
+    };
+    return new Sandbox(transport, await transport.json<SandboxInfo>("POST", "/sandboxes", body));
+  }
+
+  static async connect(id: string, options: ConnectionOptions = {}): Promise<Sandbox> {
+    const transport = new Transport(options);
+    return new Sandbox(
+      transport,
+      await transport.json<SandboxInfo>("GET", `/sandboxes/${encodeURIComponent(id)}`),
+    );
+  }
+
+  static async list(
+    options: ConnectionOptions & { state?: string[]; page?: number; pageSize?: number } = {},
+  ): Promise<SandboxList> {
+    const query = new URLSearchParams();
+    for (const state of options.state ?? []) query.append("state", state);
+    if (options.page) query.set("page", String(options.page));
+    if (options.pageSize) query.set("pageSize", String(options.pageSize));
+    return new Transport(options).json<SandboxList>("GET", `/sandboxes${query.size ? `?${query}` : ""}`);
+  }
+
+  static async templates(options: ConnectionOptions = {}): Promise<Template[]> {
+    return (await new Transport(options).json<{ items: Template[] }>("GET", "/sandboxes/templates")).items;
+  }
+
+  /** Deletes a sandbox by id; the instance method `kill()` is this same call. */
+  static async kill(id: string, options: ConnectionOptions = {}): Promise<void> {
+    await new Transport(options).fetch("DELETE", `/sandboxes/${encodeURIComponent(id)}`);
+  }
+
+  async kill(): Promise<void> {
+    await this.transport.fetch("DELETE", `/sandboxes/${this.id}`);
+  }
+
+  async refresh(options: RequestOptions = {}): Promise<this> {
+    this.info = await this.transport.json<SandboxInfo>("GET", `/sandboxes/${this.id}`, undefined, options);
+    return this;
+  }
+
+  async pause(): Promise<void> {
+    this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/pause`);
+  }
+
+  async resume(): Promise<void> {
+    this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/resume`);
+  }
+
+  /** A new lifetime of `timeoutSeconds`, counted from now. */
+  async renew(timeoutSeconds: number): Promise<void> {
+    this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/renew`, {
+      timeout: timeoutSeconds,
+    });
+  }
+
+  /** Merges into the metadata; a null value removes that key. */
+  async setMetadata(patch: Record<string, string | null>): Promise<void> {
+    this.info = await this.transport.json<SandboxInfo>("PATCH", `/sandboxes/${this.id}/metadata`, patch);
+  }
+
+  /**
+   * A public URL reaching `port` inside the sandbox (HTTP and WebSocket). The URL itself is the
+   * credential: share it only as far as the port should be reachable. It expires (default 1 h).
+   */
+  async getEndpoint(
+    port: number,
+    options: { expiresInSeconds?: number } = {},
+  ): Promise<{ url: string; expiresAt: string }> {
+    const query = options.expiresInSeconds ? `?expiresInSeconds=${options.expiresInSeconds}` : "";
+    return this.transport.json("GET", `/sandboxes/${this.id}/endpoints/${port}${query}`);
+  }
+
+  /** Creates a code context (state persists between runs in it). */
+  async createCodeContext(language = "python"): Promise<{ id: string; language: string }> {
+    return this.transport.json("POST", `/sandboxes/${this.id}/code/contexts`, { language });
+  }
+
+  /** Runs code statefully; pass `context` (from createCodeContext) to keep state between calls. */
+  async runCode(
+    code: string,
+    options: { language?: string; context?: string } & RequestOptions = {},
+  ): Promise<CodeResult> {
+    return this.transport.json<CodeResult>(
+      "POST",
+      `/sandboxes/${this.id}/code`,
+      {
+        code,
+        ...(options.language ? { language: options.language } : {}),
+        ...(options.context ? { contextId: options.context } : {}),
+      },
+      options,
+    );
+  }
+}
+
+/** `["NAME"]` is shorthand for `{ NAME: "NAME" }`. */
+function secretInjection(secrets: string[] | Record<string, string>): Record<string, string> {
+  return Array.isArray(secrets) ? Object.fromEntries(secrets.map((name) => [name, name])) : secrets;
+}

@@ -1,0 +1,115 @@
+import type { Logger, PaddockConfig } from "@paddock/common";
+import { controlPlane, publicEndpointRoute, registerOpenApi } from "@paddock/control-plane";
+import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
+import {
+  attachUpgradeProxy,
+  installErrorHandling,
+  installValidation,
+  runtimeApi,
+  runtimeProxyRoute,
+} from "@paddock/runtime-api";
+import "@fastify/swagger";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { type ResolvedApiKey, resolveApiKey } from "./api-key.js";
+import { referencePage } from "./reference-page.js";
+
+export interface ServerOptions {
+  config: PaddockConfig;
+  logger: Logger;
+  /** Create `<data_dir>/api-key` when no key is configured. */
+  generateKey?: boolean;
+  /** The customer-facing control plane joins the runtime API unless this is false (`paddock runtime serve`). */
+  controlPlane?: boolean;
+  stack?: RuntimeStackOptions;
+}
+
+export interface PaddockServer {
+  app: FastifyInstance;
+  stack: RuntimeStack;
+  apiKey: ResolvedApiKey;
+  /** Base URL clients use (server.public_url, or the listening address). */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Builds Paddock's HTTP server over a freshly opened runtime stack, listening on the configured address. */
+export async function startServer(options: ServerOptions): Promise<PaddockServer> {
+  const { config, logger } = options;
+  const apiKey = resolveApiKey(config, options.generateKey ?? false);
+  if (!apiKey.key)
+    logger.warn("the runtime API runs WITHOUT authentication (server.allow_unauthenticated = true)");
+  const stack = await openRuntimeStack(config, logger, options.stack);
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    bodyLimit: 1024 * 1024,
+  });
+  installValidation(app);
+  let url = config.server.public_url;
+  try {
+    installErrorHandling(app, "message", { logger });
+    app.get("/health", async () => ({ status: "ok" }));
+    await app.register(runtimeApi, {
+      prefix: "/v1",
+      sandboxes: stack.sandboxes,
+      snapshots: stack.snapshots,
+      apiKey: apiKey.key,
+      publicUrl: () => url,
+      secretKey: stack.secretKey,
+      diagnosticsInlineLimitBytes: config.server.diagnostics_inline_limit_bytes,
+    });
+    const proxyRoutes = [
+      runtimeProxyRoute({
+        sandboxes: stack.sandboxes,
+        apiKey: apiKey.key,
+        secretKey: stack.secretKey,
+        mountPath: "/v1",
+      }),
+    ];
+    if (options.controlPlane !== false) {
+      await registerOpenApi(app);
+      await app.register(controlPlane, {
+        db: stack.database.db,
+        sandboxes: stack.sandboxes,
+        templates: stack.templates,
+        secretKey: stack.secretKey,
+        publicUrl: () => url,
+        usage: {
+          freeMinutes: config.plans.free_minutes,
+          enforceIntervalMs: config.usage.enforce_interval_seconds * 1000,
+        },
+        billing: {
+          stripeSecretKey: config.billing.stripe_secret_key,
+          webhookSecret: config.billing.stripe_webhook_secret,
+          apiBase: config.billing.stripe_api_base,
+          proPriceId: config.billing.pro_price_id,
+          successUrl: config.billing.success_url,
+          cancelUrl: config.billing.cancel_url,
+          webhookToleranceSeconds: config.billing.webhook_tolerance_seconds,
+        },
+        paymentsApiBase: config.payments.stripe_api_base,
+      });
+      proxyRoutes.push(publicEndpointRoute(stack.sandboxes, stack.secretKey));
+      app.get("/openapi.json", async () => app.swagger());
+      app.get("/docs", async (_request, reply) => reply.type("text/html; charset=utf-8").send(referencePage));
+    }
+    attachUpgradeProxy(app.server, proxyRoutes);
+    const address = await app.listen({ host: config.server.host, port: config.server.port });
+    url ||= address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await stack.close();
+    throw error;
+  }
+  return {
+    app,
+    stack,
+    apiKey,
+    get url() {
+      return url;
+    },
+    async close() {
+      await app.close();
+      await stack.close();
+    },
+  };
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the base image every template starts from, without a registry: debootstrap a minimal
+# Debian bookworm from Debian's archive and import it into Docker.
+set -euo pipefail
+image="${PADDOCK_BASE_IMAGE:-paddock/base:bookworm}"
+mirror="${PADDOCK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+root="$(mktemp -d /tmp/paddock-rootfs.XXXXXX)"
+trap 'rm -rf "$root"' EXIT
+
+echo "debootstrap bookworm into $root (about 30 s)"
+debootstrap --variant=minbase --include=ca-certificates,procps,iproute2 bookworm "$root" "$mirror" |
+  while read -r line; do printf '  %s\n' "$line"; done
+rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+echo "importing as $image"
+tar -C "$root" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' - "$image"

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# One-command set-up for a fresh Debian 12 machine, as root. Idempotent: every step checks first
+# and is skipped quickly when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '==> %s\n' "$*"; }
+
+packages=(docker.io runsc nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  step "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# Each idle gVisor sandbox is ~80 host tasks: Linux's default pid_max (32768) caps a host near
+# 350 sandboxes. Raised for this boot only; persist it in /etc/sysctl.d for production hosts.
+if (($(cat /proc/sys/kernel/pid_max) < 4194304)); then
+  step "raising kernel.pid_max to 4194304 (room for hundreds of gVisor sandboxes)"
+  sysctl -q -w kernel.pid_max=4194304 || echo "could not raise kernel.pid_max; density is capped near 350 gVisor sandboxes"
+fi
+
+# Docker's default seccomp profile, which runc sandboxes extend for isolated sessions (decision
+# 0090): dockerd keeps it compiled in, Debian ships it as source in the engine's -dev package.
+seccomp_profile=/usr/local/share/paddock/docker-default-seccomp.json
+if [ ! -f "$seccomp_profile" ]; then
+  step "extracting Docker's default seccomp profile into $seccomp_profile"
+  scratch="$(mktemp -d)"
+  (cd "$scratch" && apt-get download -q golang-github-docker-docker-dev >/dev/null 2>&1)
+  mkdir -p "$(dirname "$seccomp_profile")"
+  dpkg-deb --fsys-tarfile "$scratch"/golang-github-docker-docker-dev_*.deb |
+    tar -xO ./usr/share/gocode/src/github.com/docker/docker/profiles/seccomp/default.json >"$seccomp_profile"
+  rm -rf "$scratch"
+fi
+
+step "registering gVisor (runsc) as a Docker runtime"
+node scripts/register-runsc.mjs /etc/docker/daemon.json
+
+if ! docker info >/dev/null 2>&1; then
+  step "starting dockerd (log: /var/log/paddock-dockerd.log)"
+  nohup dockerd >/var/log/paddock-dockerd.log 2>&1 &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  if ! docker info >/dev/null 2>&1; then
+    tail -n 30 /var/log/paddock-dockerd.log >&2
+    echo "dockerd did not answer within 60 s" >&2
+    exit 1
+  fi
+elif ! docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  echo "dockerd is running without the runsc runtime; reload it (kill -HUP \$(pidof dockerd)) or restart it" >&2
+  kill -HUP "$(pidof dockerd)" || true
+  sleep 2
+fi
+
+# better-sqlite3 compiles from source (prebuilt downloads are unreachable); use the local headers.
+[ -d /usr/include/node ] && export npm_config_nodedir=/usr
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  step "installing npm dependencies"
+  # npm 11 can refuse its own lockfile in `npm ci` when optional platform packages (esbuild,
+  # rollup, biome binaries for other systems) are absent from it; `npm install` then installs
+  # the same locked versions.
+  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+fi
+
+step "building TypeScript"
+npm run build --silent
+
+if ! docker image inspect paddock/base:bookworm >/dev/null 2>&1; then
+  step "building the base image paddock/base:bookworm (debootstrap + docker import)"
+  bash scripts/build-base-image.sh
+fi
+
+step "building component images"
+npm run image --workspaces --if-present --silent
+
+step "building template images"
+bash scripts/build-templates.sh
