@@ -30,6 +30,11 @@ export const ControlPlaneErrors = {
     409,
     "The sandbox was created without a networkPolicy; there is no policy to read or change.",
   ),
+  languageUnavailable: defineError(
+    "language_unavailable",
+    400,
+    "The sandbox's template has no interpreter for that language; use a template that has it (python, node, code-interpreter).",
+  ),
   sandboxNotRunning: defineError(
     "sandbox_not_running",
     409,

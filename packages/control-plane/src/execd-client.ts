@@ -123,8 +123,13 @@ export class ExecdClient {
 /** execd's refusals as registry errors with the same meaning. */
 export async function checked(response: Response): Promise<Response> {
   if (response.ok || response.status === 206) return response;
-  const answer = (await response.json().catch(() => ({}))) as { message?: string };
+  const answer = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
   const message = answer.message ?? `the sandbox answered ${response.status}`;
+  // The image lacks what the call needs (no python3, no bash): the caller chose that template.
+  const byCode: Record<string, ErrorDefinition> = {
+    language_unavailable: ControlPlaneErrors.languageUnavailable,
+    bash_unavailable: ControlPlaneErrors.languageUnavailable,
+  };
   const byStatus: Record<number, ErrorDefinition> = {
     403: ControlPlaneErrors.permissionDenied,
     404: ControlPlaneErrors.fileNotFound,
@@ -133,7 +138,8 @@ export async function checked(response: Response): Promise<Response> {
     416: ControlPlaneErrors.rangeNotSatisfiable,
   };
   throw new PaddockError(
-    byStatus[response.status] ??
+    byCode[answer.code ?? ""] ??
+      byStatus[response.status] ??
       (response.status >= 500 ? Errors.endpointUnavailable : Errors.invalidRequest),
     message,
   );

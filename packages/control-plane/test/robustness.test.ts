@@ -32,6 +32,26 @@ describe("every control-plane route under random input", () => {
     await cp?.dispose();
   });
 
+  test("code in a language the template lacks is the caller's error, not the sandbox's", async () => {
+    // The ubuntu template has no python3: execd's 501 reaches the caller as a 400 with its reason.
+    const headers = { authorization: `Bearer ${token}`, "content-type": "application/json" };
+    for (const [path, body] of [
+      [`/sandboxes/${sandboxId}/code/contexts`, {}],
+      [`/sandboxes/${sandboxId}/code`, { code: "1 + 1" }],
+    ] as const) {
+      const response = await fetch(`${cp.url}${path}`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(response.status, path).toBe(400);
+      expect(await response.json()).toMatchObject({
+        code: "language_unavailable",
+        detail: expect.stringContaining("no Python"),
+      });
+    }
+  });
+
   test("no 5xx", async () => {
     expect(operations.length).toBeGreaterThan(25);
     // Destructive operations get random ids only, so the one real sandbox stays up for the rest.
