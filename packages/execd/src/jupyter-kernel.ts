@@ -202,7 +202,9 @@ export class JupyterKernel {
       store_history: true,
       user_expressions: {},
       allow_stdin: false,
-      stop_on_error: true,
+      // execd sends a context one cell at a time, so there is never a queue to abort; with
+      // stop_on_error, ipykernel would also abort the next cell if it came within its abort window.
+      stop_on_error: false,
     });
     return new Promise((resolve, reject) => {
       const id = request.header.msg_id;
