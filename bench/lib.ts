@@ -28,13 +28,13 @@ export async function timed<T>(work: () => Promise<T>): Promise<[number, T]> {
   return [Number(process.hrtime.bigint() - start) / 1e6, result];
 }
 
-const ms = (value: number) => `${value.toFixed(1)} ms`;
-
 export interface Row {
   name: string;
   subject: Summary;
   baselineName: string;
   baseline: Summary;
+  /** What the figures are in: latencies (the default) or throughputs, where higher is better. */
+  unit?: "ms" | "MiB/s";
 }
 
 /** A Markdown table: each figure beside its raw baseline from the same run, and the ratio. */
@@ -44,8 +44,9 @@ export function markdownTable(rows: Row[]): string {
     "|---|---|---|---|---|---|---|---|",
   ];
   for (const row of rows) {
+    const figure = (value: number) => `${value.toFixed(1)} ${row.unit ?? "ms"}`;
     lines.push(
-      `| ${row.name} | ${ms(row.subject.p50)} | ${ms(row.subject.p95)} | ${ms(row.subject.p99)} | ${row.baselineName} | ${ms(row.baseline.p50)} | ${ms(row.baseline.p99)} | ${(row.subject.p50 / row.baseline.p50).toFixed(2)}× |`,
+      `| ${row.name} | ${figure(row.subject.p50)} | ${figure(row.subject.p95)} | ${figure(row.subject.p99)} | ${row.baselineName} | ${figure(row.baseline.p50)} | ${figure(row.baseline.p99)} | ${(row.subject.p50 / row.baseline.p50).toFixed(2)}× |`,
     );
   }
   return lines.join("\n");
