@@ -2,8 +2,8 @@
  * A command's output, kept for status and log polling: complete lines in order, bounded in
  * total size; when full, the oldest lines go (the cursor arithmetic stays absolute).
  *
- * Appending costs in proportion to the chunk, not to what is kept: output without newlines
- * and output of millions of short lines both stream at pipe speed.
+ * Appending costs in proportion to the chunk, not to what is kept, so a long line without
+ * newlines or millions of short lines do not slow the command's stream down as the log fills.
  */
 export class OutputLog {
   /** Kept lines start at `lines[head]`; the slots before it were emptied and await compaction. */
