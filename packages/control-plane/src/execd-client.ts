@@ -120,26 +120,27 @@ export class ExecdClient {
   }
 }
 
+/** execd codes that mean the image lacks what the call needs: the caller chose that template. */
+const execdErrorsByCode: Record<string, ErrorDefinition> = {
+  language_unavailable: ControlPlaneErrors.languageUnavailable,
+  bash_unavailable: ControlPlaneErrors.languageUnavailable,
+};
+const execdErrorsByStatus: Record<number, ErrorDefinition> = {
+  403: ControlPlaneErrors.permissionDenied,
+  404: ControlPlaneErrors.fileNotFound,
+  409: ControlPlaneErrors.fileConflict,
+  413: Errors.payloadTooLarge,
+  416: ControlPlaneErrors.rangeNotSatisfiable,
+};
+
 /** execd's refusals as registry errors with the same meaning. */
 export async function checked(response: Response): Promise<Response> {
   if (response.ok || response.status === 206) return response;
   const answer = (await response.json().catch(() => ({}))) as { code?: string; message?: string };
   const message = answer.message ?? `the sandbox answered ${response.status}`;
-  // The image lacks what the call needs (no python3, no bash): the caller chose that template.
-  const byCode: Record<string, ErrorDefinition> = {
-    language_unavailable: ControlPlaneErrors.languageUnavailable,
-    bash_unavailable: ControlPlaneErrors.languageUnavailable,
-  };
-  const byStatus: Record<number, ErrorDefinition> = {
-    403: ControlPlaneErrors.permissionDenied,
-    404: ControlPlaneErrors.fileNotFound,
-    409: ControlPlaneErrors.fileConflict,
-    413: Errors.payloadTooLarge,
-    416: ControlPlaneErrors.rangeNotSatisfiable,
-  };
   throw new PaddockError(
-    byCode[answer.code ?? ""] ??
-      byStatus[response.status] ??
+    execdErrorsByCode[answer.code ?? ""] ??
+      execdErrorsByStatus[response.status] ??
       (response.status >= 500 ? Errors.endpointUnavailable : Errors.invalidRequest),
     message,
   );
