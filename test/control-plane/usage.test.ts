@@ -103,7 +103,7 @@ describe.each(["sqlite", "postgres"] as const)("usage and the Free plan on %s", 
       await server.close();
     }
     await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   test("usage grows while a sandbox runs and stands still while it is paused", async () => {

@@ -4,9 +4,17 @@ import { join } from "node:path";
 import pg from "pg";
 import { type DatabaseHandle, openDatabase } from "./connect.js";
 
-/** The PostgreSQL server the suite runs against (`make test` starts it; see scripts/test-postgres.sh). */
-export const testPostgresUrl =
-  process.env.PADDOCK_TEST_DATABASE_URL ?? "postgres://paddock:paddock@127.0.0.1:5432/paddock_test";
+/**
+ * The PostgreSQL server the suite runs against (`make test` starts it; see scripts/test-postgres.sh).
+ * Fails loudly on a URL that picked up stray output from the script that printed it.
+ */
+function testPostgresUrl(): string {
+  const url =
+    process.env.PADDOCK_TEST_DATABASE_URL ?? "postgres://paddock:paddock@127.0.0.1:5432/paddock_test";
+  if (!/^postgres(ql)?:\/\/\S+$/.test(url))
+    throw new Error(`PADDOCK_TEST_DATABASE_URL is not a single postgres:// URL: ${JSON.stringify(url)}`);
+  return url;
+}
 
 export type TestEngine = "sqlite" | "postgres";
 export const testEngines: TestEngine[] = ["sqlite", "postgres"];
@@ -27,21 +35,22 @@ export async function createTestDatabase(
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
+  const serverUrl = testPostgresUrl();
   const name = `paddock_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new pg.Client({ connectionString: testPostgresUrl });
+  const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
   try {
     await admin.query(`create database ${name}`);
   } finally {
     await admin.end();
   }
-  const url = new URL(testPostgresUrl);
+  const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     open: () => openDatabase(url.toString()),
     drop: async () => {
-      const client = new pg.Client({ connectionString: testPostgresUrl });
+      const client = new pg.Client({ connectionString: serverUrl });
       await client.connect();
       try {
         await client.query(`drop database if exists ${name} with (force)`);
