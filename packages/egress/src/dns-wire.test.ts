@@ -7,6 +7,7 @@ import {
   readAddresses,
   TYPE_A,
   TYPE_AAAA,
+  withUdpPayloadSize,
 } from "./dns-wire.js";
 
 /** An answer as a resolver would send it: the question, a CNAME, then A and AAAA records with compression. */
@@ -67,5 +68,23 @@ describe("DNS wire format", () => {
     expect(() => parseQuestion(buildQuery(1, "a.test", TYPE_A).subarray(0, 16))).toThrow();
     expect(() => readAddresses(pointerLoop)).toThrow();
     expect(() => readAddresses(sampleAnswer().subarray(0, 60))).toThrow();
+  });
+
+  it("sets the EDNS payload size of a query, adding an OPT record when it has none", () => {
+    const plain = buildQuery(7, "example.com", TYPE_A);
+    const widened = withUdpPayloadSize(plain, 65_000);
+    expect(widened.readUInt16BE(10)).toBe(1);
+    expect(widened.length).toBe(plain.length + 11);
+    expect(widened.readUInt16BE(plain.length + 1)).toBe(41);
+    expect(widened.readUInt16BE(plain.length + 3)).toBe(65_000);
+    expect(parseQuestion(widened)).toMatchObject({ id: 7, name: "example.com", type: TYPE_A });
+    // One that has an OPT record keeps its length; only the size changes. The input is not touched.
+    const again = withUdpPayloadSize(withUdpPayloadSize(plain, 4096), 1232);
+    expect(again.length).toBe(widened.length);
+    expect(again.readUInt16BE(plain.length + 3)).toBe(1232);
+    expect(plain.readUInt16BE(10)).toBe(0);
+    expect(() =>
+      withUdpPayloadSize(Buffer.concat([plain, Buffer.from([0, 0, 41])]).fill(1, 10, 12), 512),
+    ).toThrow();
   });
 });

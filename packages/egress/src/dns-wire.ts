@@ -20,6 +20,7 @@ export interface AddressRecord {
 
 export const TYPE_A = 1;
 export const TYPE_AAAA = 28;
+const TYPE_OPT = 41;
 export const RCODE_SERVFAIL = 2;
 export const RCODE_NXDOMAIN = 3;
 const HEADER = 12;
@@ -101,6 +102,33 @@ export function readAddresses(message: Buffer): AddressRecord[] {
     offset = data + length;
   }
   return records;
+}
+
+/**
+ * The message with its EDNS(0) UDP payload size (RFC 6891: the OPT record's class) set to
+ * `size`, an OPT record appended when it has none.
+ */
+export function withUdpPayloadSize(message: Buffer, size: number): Buffer {
+  const copy = Buffer.from(message);
+  let offset = HEADER;
+  for (let index = 0; index < copy.readUInt16BE(4); index++) offset = readName(copy, offset).end + 4;
+  const records = copy.readUInt16BE(6) + copy.readUInt16BE(8) + copy.readUInt16BE(10);
+  for (let index = 0; index < records; index++) {
+    offset = readName(copy, offset).end;
+    if (offset + 10 > copy.length) throw new Error("record runs past the message");
+    if (copy.readUInt16BE(offset) === TYPE_OPT) {
+      copy.writeUInt16BE(size, offset + 2);
+      return copy;
+    }
+    offset += 10 + copy.readUInt16BE(offset + 8);
+  }
+  // Root name, type OPT, class = payload size, extended rcode/version/flags 0, no data.
+  const opt = Buffer.alloc(11);
+  opt.writeUInt16BE(TYPE_OPT, 1);
+  opt.writeUInt16BE(size, 3);
+  const extended = Buffer.concat([copy.subarray(0, offset), opt]);
+  extended.writeUInt16BE(copy.readUInt16BE(10) + 1, 10);
+  return extended;
 }
 
 /** Builds a query (used by tests and the health probe). */

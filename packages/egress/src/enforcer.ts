@@ -21,7 +21,7 @@ export class Enforcer {
     initial: NetworkPolicy,
     private readonly store: PolicyStore,
     private readonly upstream: Upstream,
-    private readonly forwarderUid: number,
+    private readonly forwarderPort: number,
     run?: (script: string) => Promise<void>,
   ) {
     this.policy = initial;
@@ -74,7 +74,7 @@ export class Enforcer {
   }
 
   private ruleset(policy: NetworkPolicy, setLines: string[]): string {
-    const base = renderRuleset({ policy, upstream: this.upstream, forwarderUid: this.forwarderUid });
+    const base = renderRuleset({ policy, upstream: this.upstream, forwarderPort: this.forwarderPort });
     return setLines.length > 0 ? `${base}${setLines.join("\n")}\n` : base;
   }
 }

@@ -25,7 +25,7 @@ function inFreshNamespace(...scripts: string[]): { listing: string; failures: st
 
 const enforcement = {
   upstream: { family: 4 as const, address: "127.0.0.11", port: 53 },
-  forwarderUid: 424242,
+  forwarderPort: 42424,
   policy: parsePolicy({
     defaultAction: "deny",
     egress: [
@@ -51,7 +51,8 @@ describe("nft ruleset", () => {
     const positions = order.map((line) => listing.indexOf(line));
     expect(positions.every((position) => position > 0)).toBe(true);
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
-    expect(listing).toContain("meta skuid 424242 return");
+    expect(listing).toContain("udp sport 42424 return");
+    expect(listing).toContain("udp dport 42424 goto refuse");
     // Applied twice, the chains hold one copy of each rule.
     expect(listing.split("udp dport 53 redirect").length).toBe(2);
   });

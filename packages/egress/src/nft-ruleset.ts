@@ -17,8 +17,8 @@ export interface Upstream {
 export interface Enforcement {
   policy: NetworkPolicy;
   upstream: Upstream;
-  /** The uid the upstream forwarder runs as: only its sockets may reach the upstream resolver. */
-  forwarderUid: number;
+  /** The sidecar's UDP port to the upstream resolver (upstream.ts): only it may reach the resolver. */
+  forwarderPort: number;
 }
 
 function networkText(rule: CompiledRule): { family: "ip" | "ip6"; text: string } | undefined {
@@ -37,7 +37,7 @@ function networkText(rule: CompiledRule): { family: "ip" | "ip6"; text: string }
  * sets of addresses learned from DNS answers survive (they are emptied separately, see
  * learned-addresses.ts), so a policy change does not break names resolved a moment ago.
  */
-export function renderRuleset({ policy, upstream, forwarderUid }: Enforcement): string {
+export function renderRuleset({ policy, upstream, forwarderPort }: Enforcement): string {
   const t = TABLE;
   const upstreamFamily = upstream.family === 4 ? "ip" : "ip6";
   // Docker rewrites 127.0.0.11:53 to a random port of its resolver, so only the address is checked there.
@@ -55,16 +55,19 @@ export function renderRuleset({ policy, upstream, forwarderUid }: Enforcement): 
     `flush chain ${t} output`,
     `flush chain ${t} forwarder`,
     `flush chain ${t} refuse`,
-    `add rule ${t} dns_redirect meta skuid ${forwarderUid} return`,
+    `add rule ${t} dns_redirect udp sport ${forwarderPort} return`,
     `add rule ${t} dns_redirect udp dport 53 redirect to :${DNS_PROXY_PORT}`,
     `add rule ${t} dns_redirect tcp dport 53 redirect to :${DNS_PROXY_PORT}`,
     // Refusals answer at once (RST or ICMP) rather than letting clients wait for a timeout.
     `add rule ${t} refuse meta l4proto tcp reject with tcp reset`,
     `add rule ${t} refuse reject with icmpx type admin-prohibited`,
-    `add rule ${t} forwarder ${upstreamFamily} daddr ${upstream.address} meta l4proto { udp, tcp }${upstreamPort} accept`,
+    `add rule ${t} forwarder ${upstreamFamily} daddr ${upstream.address} meta l4proto udp${upstreamPort} accept`,
     `add rule ${t} forwarder drop`,
     `add rule ${t} output ct state established,related accept`,
-    `add rule ${t} output meta skuid ${forwarderUid} goto forwarder`,
+    // The forwarder's port only receives answers (established above): nothing local may send to
+    // it, so no answer can be forged from inside, not even from Docker's resolver address.
+    `add rule ${t} output udp dport ${forwarderPort} goto refuse`,
+    `add rule ${t} output udp sport ${forwarderPort} goto forwarder`,
     // Docker's resolver is reached only through the proxy, whatever port a client tries.
     `add rule ${t} output ip daddr ${DOCKER_DNS} goto refuse`,
     // Local destinations (loopback, the sandbox's own addresses, the proxy after a redirect).

@@ -1,4 +1,3 @@
-import { randomInt } from "node:crypto";
 import { EGRESS_POLICY_ENV, EGRESS_PORT, EGRESS_TOKEN_ENV } from "@paddock/common/contracts";
 import { createApi } from "./api.js";
 import { DnsProxy } from "./dns-proxy.js";
@@ -6,7 +5,7 @@ import { Enforcer } from "./enforcer.js";
 import { DNS_PROXY_PORT } from "./nft-ruleset.js";
 import { denyAll, type NetworkPolicy, parsePolicy } from "./policy.js";
 import { PolicyStore } from "./policy-store.js";
-import { findUpstream, UpstreamClient } from "./upstream.js";
+import { findUpstream, UpstreamResolver } from "./upstream.js";
 
 function log(event: string, fields: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), event, ...fields })}\n`);
@@ -34,20 +33,18 @@ function initialPolicy(store: PolicyStore): NetworkPolicy {
 }
 
 /**
- * Starts the sidecar: forwarder child, nft enforcement, DNS proxy, then the API. /healthz turns
+ * Starts the sidecar: the upstream socket, nft enforcement, DNS proxy, then the API. /healthz turns
  * 200 only when all of it is in place. Any failure before that exits non-zero; rules a previous
  * run installed stay in the kernel meanwhile, so the sandbox stays as restricted as it was.
  */
-export async function startSidecar(entry: string): Promise<void> {
+export async function startSidecar(): Promise<void> {
   const token = process.env[EGRESS_TOKEN_ENV] || undefined;
   if (!token) log("no_token", { message: `${EGRESS_TOKEN_ENV} is unset: /policy refuses every call` });
-  // A uid no account uses: the ruleset lets only this uid's sockets reach the upstream resolver.
-  const forwarderUid = randomInt(200_000, 2_000_000_000);
   const upstream = findUpstream();
+  // Bound before the rules name its port: a port picked now cannot have been taken in advance.
+  const resolver = await UpstreamResolver.open(upstream);
   const store = new PolicyStore();
-  const enforcer = new Enforcer(initialPolicy(store), store, upstream, forwarderUid);
-  const client = new UpstreamClient(entry, upstream, forwarderUid);
-  client.start();
+  const enforcer = new Enforcer(initialPolicy(store), store, upstream, resolver.port);
   let ready = false;
 
   const api = createApi({ enforcer, token, ready: () => ready, log });
@@ -57,7 +54,7 @@ export async function startSidecar(entry: string): Promise<void> {
   const proxy = new DnsProxy(
     {
       allows: (name) => enforcer.allows(name),
-      forward: (query, transport) => client.resolve(query, transport),
+      forward: (query, transport) => resolver.resolve(query, transport),
       learn: (name, answer) => enforcer.learn(name, answer),
       log,
     },
@@ -72,7 +69,7 @@ export async function startSidecar(entry: string): Promise<void> {
   });
 
   const stop = () => {
-    client.close();
+    resolver.close();
     proxy.close();
     api.close();
     // The rules stay: a stopped sidecar leaves the sandbox restricted (fail closed).

@@ -1,7 +1,9 @@
-import { type ChildProcess, fork } from "node:child_process";
+import { randomInt } from "node:crypto";
+import { createSocket, type Socket as UdpSocket } from "node:dgram";
 import { readFileSync } from "node:fs";
 import { isIPv4, isIPv6 } from "node:net";
 import { EGRESS_UPSTREAM_DNS_ENV } from "@paddock/common/contracts";
+import { withUdpPayloadSize } from "./dns-wire.js";
 import { DOCKER_DNS, type Upstream } from "./nft-ruleset.js";
 
 export type Transport = "udp" | "tcp";
@@ -44,65 +46,100 @@ function parseAddress(text: string): Upstream | undefined {
   return undefined;
 }
 
-interface Request {
-  id: number;
-  transport: Transport;
+/** Queries waiting for the upstream, keyed by the id they went out under. */
+interface Pending {
   query: Buffer;
+  clientId: number;
+  triesLeft: number;
+  timer?: NodeJS.Timeout;
+  resolve(answer: Buffer): void;
+  reject(error: Error): void;
 }
-type Reply = { id: number; answer: Buffer } | { id: number; error: string };
+
+const TRY_TIMEOUT_MS = 2000;
+const MAX_IN_FLIGHT = 4096;
+/** A TCP client can take any size: asked over UDP, the upstream may send up to this much. */
+const TCP_CLIENT_UDP_PAYLOAD = 65_000;
 
 /**
- * The parent's handle on the forwarder: a child process running under its own uid, the only
- * sockets the ruleset lets reach the upstream resolver. It is restarted if it dies.
+ * The sidecar's one socket to the upstream resolver. The ruleset lets only packets from this
+ * socket's port reach the upstream, and nothing in the sandbox can bind that port while the
+ * socket holds it (it is bound without SO_REUSEADDR) — whatever uid or user namespace it takes.
+ * A uid, by contrast, is taken by anything holding CAP_SETUID. Queries go out under random ids
+ * of our own (an answer cannot be guessed) and come back under the client's.
  */
-export class UpstreamClient {
-  private child: ChildProcess | undefined;
-  private nextId = 1;
-  private closed = false;
-  private readonly pending = new Map<number, { resolve(answer: Buffer): void; reject(error: Error): void }>();
+export class UpstreamResolver {
+  private readonly pending = new Map<number, Pending>();
 
-  constructor(
-    private readonly entry: string,
-    private readonly upstream: Upstream,
-    private readonly uid: number,
-  ) {}
+  private constructor(
+    private readonly socket: UdpSocket,
+    /** The source port of every query to the upstream. */
+    readonly port: number,
+  ) {
+    socket.on("message", (answer) => this.receive(answer));
+    // A refused send (ICMP port unreachable) surfaces here; the query's retry or timeout answers it.
+    socket.on("error", () => undefined);
+  }
 
-  start(): void {
-    const child = fork(this.entry, ["forwarder", JSON.stringify(this.upstream)], {
-      uid: this.uid,
-      gid: this.uid,
-      serialization: "advanced",
-      stdio: ["ignore", "inherit", "inherit", "ipc"],
+  static async open(upstream: Upstream): Promise<UpstreamResolver> {
+    const socket = createSocket({ type: upstream.family === 4 ? "udp4" : "udp6", reuseAddr: false });
+    await new Promise<void>((resolve, reject) => {
+      socket.once("error", reject);
+      socket.connect(upstream.port, upstream.address, () => {
+        socket.off("error", reject);
+        resolve();
+      });
     });
-    child.on("message", (reply: Reply) => {
-      const waiter = this.pending.get(reply.id);
-      if (!waiter) return;
-      this.pending.delete(reply.id);
-      if ("answer" in reply) waiter.resolve(Buffer.from(reply.answer));
-      else waiter.reject(new Error(reply.error));
-    });
-    child.on("exit", () => {
-      for (const waiter of this.pending.values()) waiter.reject(new Error("forwarder exited"));
-      this.pending.clear();
-      if (!this.closed) setTimeout(() => this.start(), 200).unref();
-    });
-    this.child = child;
+    return new UpstreamResolver(socket, socket.address().port);
   }
 
   resolve(query: Buffer, transport: Transport): Promise<Buffer> {
-    const child = this.child;
-    if (!child?.connected) return Promise.reject(new Error("forwarder not running"));
-    const id = this.nextId++;
+    if (this.pending.size >= MAX_IN_FLIGHT) return Promise.reject(new Error("too many queries in flight"));
+    let id = randomInt(0x10000);
+    while (this.pending.has(id)) id = randomInt(0x10000);
+    const outgoing =
+      transport === "tcp" ? withUdpPayloadSize(query, TCP_CLIENT_UDP_PAYLOAD) : Buffer.from(query);
+    outgoing.writeUInt16BE(id, 0);
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      child.send({ id, transport, query } satisfies Request);
+      const entry: Pending = {
+        query: outgoing,
+        clientId: query.readUInt16BE(0),
+        triesLeft: 2,
+        resolve,
+        reject,
+      };
+      this.pending.set(id, entry);
+      this.send(id, entry);
     });
   }
 
   close(): void {
-    this.closed = true;
-    this.child?.kill();
+    for (const entry of this.pending.values()) {
+      clearTimeout(entry.timer);
+      entry.reject(new Error("resolver closed"));
+    }
+    this.pending.clear();
+    this.socket.close();
+  }
+
+  private send(id: number, entry: Pending): void {
+    entry.triesLeft--;
+    this.socket.send(entry.query);
+    entry.timer = setTimeout(() => {
+      if (entry.triesLeft > 0) return this.send(id, entry);
+      this.pending.delete(id);
+      entry.reject(new Error("upstream timed out"));
+    }, TRY_TIMEOUT_MS);
+  }
+
+  private receive(answer: Buffer): void {
+    if (answer.length < 12 || !(answer[2]! & 0x80)) return;
+    const id = answer.readUInt16BE(0);
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    clearTimeout(entry.timer);
+    answer.writeUInt16BE(entry.clientId, 0);
+    entry.resolve(answer);
   }
 }
-
-export type { Reply as ForwarderReply, Request as ForwarderRequest };

@@ -49,6 +49,9 @@ describe("egress sidecar", () => {
   it("lets allowed names through and refuses denied names and addresses", async () => {
     expect((await probe.get(world, "http://allowed.test/")).output).toContain("hello-one");
     expect(await probe.status(world, "denied.test")).toBe("NXDOMAIN");
+    // Over TCP too (the proxy asks the upstream over UDP with room for any answer).
+    expect(await probe.status(world, "allowed.test", "+tcp")).toBe("NOERROR");
+    expect(await probe.status(world, "denied.test", "+tcp")).toBe("NXDOMAIN");
     // Dialled directly, the denied server's address is refused in the kernel.
     const direct = await probe.get(world, `http://${world.http2}/`);
     expect(direct.code).not.toBe(0);
@@ -77,6 +80,37 @@ describe("egress sidecar", () => {
       1,
       async () => (await probe.status(world, "denied.test", `-p 5353 @${world.dns}`)) === "no answer",
     );
+  });
+
+  it("gives no process in the sandbox the sidecar's own way to the upstream resolver", async () => {
+    // The sidecar's socket to the upstream shows in the shared /proc/net/udp: remote <dns>:53.
+    const remote = `${world.dns
+      .split(".")
+      .map((octet) => Number(octet).toString(16).padStart(2, "0").toUpperCase())
+      .reverse()
+      .join("")}:0035`;
+    const sockets = await shell(world.sandbox, "cat /proc/net/udp");
+    const line = sockets.output.split("\n").find((entry) => entry.includes(remote));
+    const port = Number.parseInt(line?.trim().split(/\s+/)[1]?.split(":")[1] ?? "", 16);
+    expect(port).toBeGreaterThan(0);
+    // Root in the sandbox has the sidecar's uid, and any other uid redirects alike.
+    expect(await probe.status(world, "denied.test", `@${world.dns}`)).toBe("NXDOMAIN");
+    const otherUid = await shell(
+      world.sandbox,
+      `setpriv --reuid 4242 --regid 4242 --clear-groups dig +time=2 +tries=1 @${world.dns} denied.test`,
+    );
+    expect(otherUid.output).toContain("status: NXDOMAIN");
+    // The one exempt source port cannot be taken, and nothing local may send to it.
+    const squat = await shell(
+      world.sandbox,
+      `dig +time=2 +tries=1 -b 0.0.0.0#${port} @${world.dns} denied.test`,
+    );
+    expect(squat.output).not.toContain("status:");
+    expect(squat.output).toMatch(/address in use/i);
+    const forged = await shell(world.sandbox, `dig +time=2 +tries=1 -p ${port} @127.0.0.1 allowed.test`);
+    // Refused by the ruleset (ICMP admin-prohibited), not by the socket (which would be "connection refused").
+    expect(forged.output).toMatch(/host unreachable/i);
+    expect((await probe.get(world, "http://allowed.test/")).output).toContain("hello-one");
   });
 
   it("applies PATCH and DELETE to new connections within a second", async () => {

@@ -297,7 +297,7 @@ export class DockerRuntime implements Runtime {
       HostConfig: {
         NetworkMode: `container:${sandboxContainerId}`,
         CapDrop: ["ALL"],
-        CapAdd: ["NET_ADMIN", "SETUID", "SETGID"],
+        CapAdd: ["NET_ADMIN"],
         SecurityOpt: ["no-new-privileges:true"],
         RestartPolicy: { Name: "always" },
         PidsLimit: 128,
