@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { EXECD_PORT, newSecret } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -5,6 +6,13 @@ import WebSocket from "ws";
 import { wsEchoServer } from "./ws-echo-server.js";
 
 const base = { image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] };
+
+function run(file: string, args: string[], options: { input?: string } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(file, args, (error, stdout) => (error ? reject(error) : resolve(stdout)));
+    child.stdin?.end(options.input ?? "");
+  });
+}
 
 // Responses are read loosely here: the assertions check their shape.
 async function json(response: Response): Promise<any> {
@@ -192,6 +200,48 @@ describe("the /v1 API beyond one sandbox", () => {
       expect(none.status, `${method} ${path}`).toBe(401);
       const wrong = await fetch(`${t.url}${path}`, { method, headers: { "RUNTIME-API-KEY": newSecret() } });
       expect(wrong.status, `${method} ${path}`).toBe(401);
+    }
+  });
+
+  test("NODE_* variables from the caller or the image reach commands, never execd's own Node", async () => {
+    const image = "paddock-test/node-options:latest";
+    await run("docker", ["build", "-q", "-t", image, "-"], {
+      input: `FROM ${base.image.uri}\nENV NODE_OPTIONS="--require /from/the/image.js" NODE_ENV=staging\n`,
+    });
+    const echo = 'echo "$NODE_OPTIONS|$NODE_ENV|${PADDOCK_STASHED_NODE_OPTIONS-none}"';
+    const output = async (sandboxId: string) => {
+      const { host, port } = await t.server.stack.sandboxes.target(sandboxId, EXECD_PORT);
+      const response = await fetch(`http://${host}:${port}/command`, {
+        method: "POST",
+        headers: {
+          "X-EXECD-ACCESS-TOKEN": t.server.stack.sandboxes.tokens(sandboxId).execd,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ command: echo }),
+      });
+      return /"text":"([^"]*)\\n"/.exec(await response.text())?.[1];
+    };
+    try {
+      // Either --require would stop a Node that read it; execd starts and its commands see them.
+      const fromCaller = await t.api("/v1/sandboxes", {
+        method: "POST",
+        body: JSON.stringify({ ...base, env: { NODE_OPTIONS: "--require /nowhere.js" } }),
+      });
+      expect(fromCaller.status).toBe(202);
+      const callers = await json(fromCaller);
+      expect(await output(callers.id)).toBe("--require /nowhere.js||none");
+      const fromImage = await json(
+        await t.api("/v1/sandboxes", {
+          method: "POST",
+          body: JSON.stringify({ ...base, image: { uri: image } }),
+        }),
+      );
+      expect(fromImage.status.state).toBe("Running");
+      expect(await output(fromImage.id)).toBe("--require /from/the/image.js|staging|none");
+      for (const sandbox of [callers.id, fromImage.id])
+        expect((await t.api(`/v1/sandboxes/${sandbox}`, { method: "DELETE" })).status).toBe(204);
+    } finally {
+      await run("docker", ["rmi", "-f", image]).catch(() => undefined);
     }
   });
 

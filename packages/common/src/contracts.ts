@@ -25,6 +25,45 @@ export const EXECD_TOKEN_ENV = "PADDOCK_EXECD_TOKEN";
 /** Set to "1" when an egress sidecar guards the sandbox: execd holds the user's entrypoint until
  *  the sidecar reports that enforcement is in place (GET http://127.0.0.1:18080/healthz → 200). */
 export const EXECD_WAIT_EGRESS_ENV = "PADDOCK_WAIT_EGRESS";
+/**
+ * execd's own Node must not take the sandbox's Node settings: a user's `NODE_OPTIONS=--require
+ * ./setup.js` would stop execd from starting. Every `NODE_*` variable reaches execd emptied, its
+ * value under this prefix, and execd gives the values back to the processes it starts.
+ */
+export const EXECD_STASHED_ENV_PREFIX = "PADDOCK_STASHED_";
+
+/**
+ * `env` (what the process would get) with every `NODE_*` variable emptied and its value stashed.
+ * `inherited` is what it would get anyway (an image's own env): its variables are stashed too,
+ * after giving back values an earlier stash left in it (a snapshot's image keeps its sandbox's env).
+ */
+export function stashNodeVariables(
+  env: Record<string, string>,
+  inherited: Record<string, string> = {},
+): Record<string, string> {
+  const stashed = { ...env };
+  const wanted = { ...restoreStashedVariables(inherited), ...restoreStashedVariables(env) };
+  for (const [name, value] of Object.entries(wanted)) {
+    if (!name.startsWith("NODE_")) continue;
+    stashed[name] = "";
+    stashed[`${EXECD_STASHED_ENV_PREFIX}${name}`] = value;
+  }
+  return stashed;
+}
+
+/** The inverse of stashNodeVariables: stashed values back under their own names. */
+export function restoreStashedVariables(env: Record<string, string | undefined>): Record<string, string> {
+  const restored: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !name.startsWith(EXECD_STASHED_ENV_PREFIX)) restored[name] = value;
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && name.startsWith(EXECD_STASHED_ENV_PREFIX))
+      restored[name.slice(EXECD_STASHED_ENV_PREFIX.length)] = value;
+  }
+  return restored;
+}
+
 /** Environment variable through which the runtime hands the egress sidecar its token. */
 export const EGRESS_TOKEN_ENV = "PADDOCK_EGRESS_TOKEN";
 /** Environment variable carrying the sidecar's initial policy as JSON. */

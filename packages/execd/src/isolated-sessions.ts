@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { EXECD_MOUNT, EXECD_TOKEN_ENV } from "@paddock/common/contracts";
+import { EXECD_MOUNT, EXECD_TOKEN_ENV, stashNodeVariables } from "@paddock/common/contracts";
 import type { Environment } from "./environment.js";
 import { ExecdError, notFound } from "./http.js";
 import { type AgentAddress, agentJson, ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
@@ -85,7 +85,8 @@ export class IsolatedSessions {
     const dir = join(sessionsRoot, id);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     const agent = { socketPath: "", token: randomBytes(24).toString("hex") };
-    const environment = passthrough(this.env.forProcess(), spec);
+    // The agent is execd again: the session's NODE_* variables must not reach its own Node.
+    const environment = stashNodeVariables(passthrough(this.env.forProcess(), spec));
     environment[ISOLATED_AGENT_SOCKET_ENV] = join(dir, "agent.sock");
     environment[EXECD_TOKEN_ENV] = agent.token;
     const holder = spawn(

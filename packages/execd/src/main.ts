@@ -1,4 +1,9 @@
-import { EXECD_PORT, EXECD_TOKEN_ENV, EXECD_WAIT_EGRESS_ENV } from "@paddock/common/contracts";
+import {
+  EXECD_PORT,
+  EXECD_TOKEN_ENV,
+  EXECD_WAIT_EGRESS_ENV,
+  restoreStashedVariables,
+} from "@paddock/common/contracts";
 import { startEntrypoint, waitForEgress } from "./entrypoint.js";
 import { Environment } from "./environment.js";
 import { ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
@@ -14,7 +19,8 @@ if (!token) console.error(`execd: ${EXECD_TOKEN_ENV} is not set; every request w
 const agentSocket = process.env[ISOLATED_AGENT_SOCKET_ENV];
 delete process.env[ISOLATED_AGENT_SOCKET_ENV];
 
-const env = new Environment(process.env);
+// The sandbox's NODE_* variables, kept from execd's own Node, go to every process it starts.
+const env = new Environment(restoreStashedVariables(process.env));
 const separator = process.argv.indexOf("--");
 const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
 

@@ -13,6 +13,7 @@ import {
   type Logger,
   type PaddockConfig,
   PaddockError,
+  stashNodeVariables,
 } from "@paddock/common";
 import Docker from "dockerode";
 import { waitForHttp } from "../readiness.js";
@@ -188,7 +189,8 @@ export class DockerRuntime implements Runtime {
     const secure = this.secureRuntime;
     const pids = this.config.docker.pids_limit;
     const nproc = Math.max(32, Math.min(pids, Math.floor((spec.memoryBytes ?? 2 ** 30) / (8 * 2 ** 20))));
-    const env: Record<string, string> = { ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken };
+    const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+    const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
     if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
     const isolation = this.runcHardening;
     let containerId: string | undefined;
@@ -225,7 +227,7 @@ export class DockerRuntime implements Runtime {
           NanoCpus: spec.cpuMillis ? spec.cpuMillis * 1_000_000 : undefined,
           Mounts: [
             { Type: "volume", Source: this.execdVolume, Target: EXECD_MOUNT, ReadOnly: true },
-            ...(await mountsFor(this.docker, spec)),
+            ...mounts,
           ],
         },
       });
@@ -276,6 +278,20 @@ export class DockerRuntime implements Runtime {
       }
       throw new Error(`sandbox ${spec.sandboxId} failed to start: ${message}`, { cause: error });
     }
+  }
+
+  /** The image's own environment (empty when it cannot be read: the create then fails on its own). */
+  private async imageEnv(image: string): Promise<Record<string, string>> {
+    const inspected = await this.docker
+      .getImage(image)
+      .inspect()
+      .catch(() => undefined);
+    const env: Record<string, string> = {};
+    for (const entry of inspected?.Config?.Env ?? []) {
+      const separator = entry.indexOf("=");
+      if (separator > 0) env[entry.slice(0, separator)] = entry.slice(separator + 1);
+    }
+    return env;
   }
 
   private async startEgressSidecar(spec: WorkloadSpec, sandboxContainerId: string): Promise<void> {
