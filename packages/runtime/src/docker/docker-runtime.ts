@@ -189,12 +189,12 @@ export class DockerRuntime implements Runtime {
     const secure = this.secureRuntime;
     const pids = this.config.docker.pids_limit;
     const nproc = Math.max(32, Math.min(pids, Math.floor((spec.memoryBytes ?? 2 ** 30) / (8 * 2 ** 20))));
-    const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
-    const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
-    if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
     const isolation = this.runcHardening;
     let containerId: string | undefined;
     try {
+      const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
+      if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
       const container = await this.docker.createContainer({
         name: spec.sandboxId,
         Image: spec.image,
