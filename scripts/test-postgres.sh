@@ -18,6 +18,9 @@ prepare() {
   done
   su postgres -c "psql -qtAc \"select 1 from pg_roles where rolname = 'paddock'\"" | grep -q 1 ||
     su postgres -c "psql -qc \"create role paddock login password 'paddock' createdb\""
+  # Test databases are dropped WITH (FORCE), which must also end an autovacuum worker that happens
+  # to be in one; that worker runs under no role, so only pg_signal_backend may signal it.
+  su postgres -c "psql -qc 'grant pg_signal_backend to paddock'" 2>/dev/null
   su postgres -c "psql -qtAc \"select 1 from pg_database where datname = 'paddock_test'\"" | grep -q 1 ||
     su postgres -c "createdb -O paddock paddock_test"
 }
