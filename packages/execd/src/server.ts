@@ -76,7 +76,9 @@ export function createExecd(options: {
     ...(options.extraRoutes ?? []),
   ];
 
-  const server = createServer(async (req, res) => {
+  // A 1 MiB write buffer per connection (Node's default is 16 KiB) lets a command's output pipe
+  // and the client's socket work side by side instead of waiting on each other chunk by chunk.
+  const server = createServer({ highWaterMark: 1024 * 1024 }, async (req, res) => {
     try {
       const token = req.headers["x-execd-access-token"];
       if (!options.token || typeof token !== "string" || !safeEqual(token, options.token)) {
