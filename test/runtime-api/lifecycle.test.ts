@@ -1,18 +1,11 @@
-import { execFile } from "node:child_process";
 import { EXECD_PORT, newSecret } from "@paddock/common";
+import { buildTestImage, testDocker } from "@paddock/runtime/testing";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { wsEchoServer } from "./ws-echo-server.js";
 
 const base = { image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] };
-
-function run(file: string, args: string[], options: { input?: string } = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile(file, args, (error, stdout) => (error ? reject(error) : resolve(stdout)));
-    child.stdin?.end(options.input ?? "");
-  });
-}
 
 // Responses are read loosely here: the assertions check their shape.
 async function json(response: Response): Promise<any> {
@@ -205,9 +198,10 @@ describe("the /v1 API beyond one sandbox", () => {
 
   test("NODE_* variables from the caller or the image reach commands, never execd's own Node", async () => {
     const image = "paddock-test/node-options:latest";
-    await run("docker", ["build", "-q", "-t", image, "-"], {
-      input: `FROM ${base.image.uri}\nENV NODE_OPTIONS="--require /from/the/image.js" NODE_ENV=staging\n`,
-    });
+    await buildTestImage(
+      image,
+      `FROM ${base.image.uri}\nENV NODE_OPTIONS="--require /from/the/image.js" NODE_ENV=staging\n`,
+    );
     const echo = 'echo "$NODE_OPTIONS|$NODE_ENV|${PADDOCK_STASHED_NODE_OPTIONS-none}"';
     const output = async (sandboxId: string) => {
       const { host, port } = await t.server.stack.sandboxes.target(sandboxId, EXECD_PORT);
@@ -241,7 +235,10 @@ describe("the /v1 API beyond one sandbox", () => {
       for (const sandbox of [callers.id, fromImage.id])
         expect((await t.api(`/v1/sandboxes/${sandbox}`, { method: "DELETE" })).status).toBe(204);
     } finally {
-      await run("docker", ["rmi", "-f", image]).catch(() => undefined);
+      await testDocker
+        .getImage(image)
+        .remove({ force: true })
+        .catch(() => undefined);
     }
   });
 

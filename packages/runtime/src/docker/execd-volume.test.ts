@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 import Docker from "dockerode";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildTestImage } from "../testing/test-image.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 
 const run = promisify(execFile);
@@ -27,9 +28,7 @@ describe("the shared execd volume", () => {
   });
 
   it("is filled once and complete for every server that starts at the same moment", async () => {
-    const build = run("docker", ["build", "-q", "-t", image, "-"], { encoding: "utf8" });
-    build.child.stdin?.end(`FROM paddock/execd:0.1.0\nLABEL paddock.test=${image}\n`);
-    await build;
+    await buildTestImage(image, `FROM paddock/execd:0.1.0\nLABEL paddock.test=${image}\n`);
     const names = await Promise.all([1, 2, 3, 4].map(() => ensureExecdVolume(docker, image)));
     volume = names[0];
     expect(new Set(names).size).toBe(1);

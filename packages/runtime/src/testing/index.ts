@@ -1,2 +1,3 @@
 export * from "./docker-exec.js";
+export * from "./test-image.js";
 export * from "./test-stack.js";
