@@ -5,7 +5,7 @@
  *   node --conditions=@paddock/source --import tsx bench/exec/run.ts   (BENCH_N=100 by default)
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { request } from "node:http";
+import { type IncomingMessage, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXECD_PORT, EXECD_TOKEN_HEADER, SseParser } from "@paddock/common";
@@ -39,7 +39,7 @@ async function upload(url: string, token: string, path: string, data: Buffer): P
       "content-type: application/octet-stream\r\n\r\n",
   );
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const response = await new Promise<import("node:http").IncomingMessage>((resolve, reject) => {
+  const response = await new Promise<IncomingMessage>((resolve, reject) => {
     const req = request(url, {
       method: "POST",
       headers: {
