@@ -35,18 +35,25 @@ describe.each(["sqlite", "postgres"] as const)("sandbox lifecycle on %s under gV
 
   test("pause and resume go through Pausing → Paused and Resuming → Running", async () => {
     const sandbox = await t.stack.sandboxes.create({ image, entrypoint });
-    const pausing = await t.stack.sandboxes.pause(sandbox.id);
-    expect(["Pausing", "Paused"]).toContain(pausing.status.state);
-    await expect.poll(async () => (await t.stack.sandboxes.get(sandbox.id)).status.state).toBe("Paused");
-    expect((await testDocker.getContainer(sandbox.id).inspect()).State.Paused).toBe(true);
-    await expect(t.stack.sandboxes.pause(sandbox.id)).rejects.toMatchObject({
-      code: "invalid_state",
-      status: 409,
-    });
-    await t.stack.sandboxes.resume(sandbox.id);
-    await expect.poll(async () => (await t.stack.sandboxes.get(sandbox.id)).status.state).toBe("Running");
-    expect((await bashIn(sandbox.id, "echo back")).output).toBe("back\n");
-    await t.stack.sandboxes.delete(sandbox.id);
+    // Pausing a gVisor sandbox takes over a second on a busy machine: poll past expect's 1 s default.
+    const state = () =>
+      expect.poll(async () => (await t.stack.sandboxes.get(sandbox.id)).status.state, { timeout: 30_000 });
+    try {
+      const pausing = await t.stack.sandboxes.pause(sandbox.id);
+      expect(["Pausing", "Paused"]).toContain(pausing.status.state);
+      await state().toBe("Paused");
+      expect((await testDocker.getContainer(sandbox.id).inspect()).State.Paused).toBe(true);
+      await expect(t.stack.sandboxes.pause(sandbox.id)).rejects.toMatchObject({
+        code: "invalid_state",
+        status: 409,
+      });
+      await t.stack.sandboxes.resume(sandbox.id);
+      await state().toBe("Running");
+      expect((await bashIn(sandbox.id, "echo back")).output).toBe("back\n");
+    } finally {
+      // A failure above must not leave a sandbox behind for the tests that count them.
+      await t.stack.sandboxes.delete(sandbox.id).catch(() => undefined);
+    }
     await expect(t.stack.sandboxes.get(sandbox.id)).rejects.toMatchObject({ code: "sandbox_not_found" });
   });
 
