@@ -1,5 +1,39 @@
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
+import { openDatabase } from "./connect.js";
 import { createTestDatabase, testEngines } from "./testing.js";
+
+describe("the SQLite file", () => {
+  const root = mkdtempSync(join(tmpdir(), "paddock-modes-"));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const mode = (path: string) => statSync(path).mode & 0o777;
+
+  test("is readable by its owner alone, in a directory only its owner can enter", async () => {
+    const file = join(root, "data", "paddock.db");
+    const handle = await openDatabase(`sqlite:${file}`);
+    try {
+      await handle.db
+        .insertInto("sandbox_events")
+        .values({ sandbox_id: "s", at: "t", kind: "k", message: "m" })
+        .execute();
+      expect(mode(join(root, "data"))).toBe(0o700);
+      for (const path of [file, `${file}-wal`, `${file}-shm`]) expect(mode(path), path).toBe(0o600);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  test("made world-readable before is tightened when opened", async () => {
+    const file = join(root, "old.db");
+    writeFileSync(file, "");
+    chmodSync(file, 0o644);
+    const handle = await openDatabase(file);
+    await handle.close();
+    expect(mode(file)).toBe(0o600);
+  });
+});
 
 describe.each(testEngines)("database on %s", (engine) => {
   const cleanups: Array<() => Promise<void>> = [];

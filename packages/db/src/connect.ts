@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
@@ -28,7 +28,7 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
     return { db, engine: "postgres", location: redact(url), close: () => db.destroy() };
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
-  if (path !== ":memory:") mkdirSync(dirname(resolve(path)), { recursive: true });
+  if (path !== ":memory:") createPrivately(resolve(path));
   const sqlite = new SqliteDatabase(path);
   sqlite.pragma("journal_mode = WAL");
   sqlite.pragma("synchronous = NORMAL");
@@ -36,6 +36,19 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db as Kysely<unknown>, "sqlite");
   return { db, engine: "sqlite", location: path, close: () => db.destroy() };
+}
+
+/**
+ * The database holds account data: its directory is made 0700 and its file 0600 before SQLite
+ * opens it. SQLite gives the -wal and -shm files it creates the main file's mode; a file made by
+ * an older version with looser bits is tightened.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, "a", 0o600));
+  for (const file of [path, `${path}-wal`, `${path}-shm`]) {
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
 }
 
 function redact(url: string): string {
