@@ -126,7 +126,13 @@ export async function move(req: IncomingMessage, res: ServerResponse): Promise<v
 
 export async function search(url: URL, res: ServerResponse): Promise<void> {
   const root = resolve(queryOne(url, "path", true) as string);
-  const matcher = globToRegExp(queryOne(url, "pattern") || "**");
+  const pattern = queryOne(url, "pattern") || "**";
+  let matcher: RegExp;
+  try {
+    matcher = globToRegExp(pattern);
+  } catch {
+    throw badRequest(`pattern ${pattern} is not a valid glob`);
+  }
   if (!(await stat(root)).isDirectory()) throw badRequest(`${root} is not a directory`);
   const found: unknown[] = [];
   const walk = async (dir: string): Promise<void> => {
@@ -288,7 +294,9 @@ async function downloadLines(
     line++;
     if (line < offset) continue;
     if (limit !== undefined && line >= offset + limit) break;
-    if (!res.write(`${text}\n`)) await new Promise((resolve) => res.once("drain", resolve));
+    // Lines joined by "\n", none after the last, as OpenSandbox's execd answers them.
+    const separated = line === offset ? text : `\n${text}`;
+    if (!res.write(separated)) await new Promise((resolve) => res.once("drain", resolve));
   }
   lines.close();
   res.end();

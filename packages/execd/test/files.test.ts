@@ -54,9 +54,11 @@ describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics
       headers: { Range: "bytes=999999-" },
     });
     expect(outside.status).toBe(416);
-    expect(await (await execd.fetch("/files/download?path=/work/notes.txt&offset=2&limit=2")).text()).toBe(
-      "two\nthree\n",
-    );
+    // Line reads join lines with "\n" and end without one, as OpenSandbox's execd answers them.
+    const byLines = (query: string) => execd.fetch(`/files/download?path=/work/notes.txt&${query}`);
+    expect(await (await byLines("offset=2&limit=2")).text()).toBe("two\nthree");
+    expect(await (await byLines("offset=4")).text()).toBe("four");
+    expect(await (await byLines("offset=9")).text()).toBe("");
 
     const info = await execd.json("/files/info?path=/work/data.bin&path=/work/notes.txt");
     expect(info["/work/data.bin"]).toMatchObject({
@@ -103,6 +105,16 @@ describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics
     ).toBe(200);
     const found = await execd.json("/files/search?path=/work&pattern=*.md");
     expect(found.map((entry: { path: string }) => entry.path)).toEqual(["/work/renamed.md"]);
+    const alternatives = await execd.json(
+      `/files/search?path=/work&pattern=${encodeURIComponent("{*.md,data*}")}`,
+    );
+    expect(alternatives.map((entry: { path: string }) => entry.path)).toEqual([
+      "/work/data.bin",
+      "/work/renamed.md",
+    ]);
+    expect(
+      (await execd.fetch(`/files/search?path=/work&pattern=${encodeURIComponent("[z-a]")}`)).status,
+    ).toBe(400);
     const everything = await execd.json("/files/search?path=/work");
     expect(everything.map((entry: { path: string }) => entry.path).sort()).toEqual([
       "/work/data.bin",
