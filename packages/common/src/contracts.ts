@@ -10,12 +10,25 @@ export const EGRESS_PORT = 18080;
 
 /** Header carrying the per-sandbox execd token. */
 export const EXECD_TOKEN_HEADER = "X-EXECD-ACCESS-TOKEN";
+/**
+ * Paddock extension header on execd's streaming routes (`/command`, `/session/{id}/run`). By
+ * default output goes out as OpenSandbox's execd sends it, one `stdout`/`stderr` event per line
+ * without its newline; with this header set to `chunks`, as the control plane sends it, output
+ * goes out in the chunks the command wrote, so joined events are exactly its bytes.
+ */
+export const EXECD_OUTPUT_FRAMING_HEADER = "X-Paddock-Output-Framing";
 /** Header carrying the per-sandbox egress sidecar token. */
 export const EGRESS_TOKEN_HEADER = "X-EGRESS-ACCESS-TOKEN";
 
 /** execd extension endpoint (POST, JSON object of name → value) that sets environment variables for
  *  every process execd starts from then on; a warm pool applies a caller's env at claim time. */
 export const EXECD_ENV_PATH = "/paddock/env";
+/**
+ * execd extension: `/code` with this context id (and a language) runs in the sandbox's default
+ * context of that language, made on first use and kept, so state carries from run to run.
+ * `/code` without a context id stays stateless, as the wire spec shows.
+ */
+export const EXECD_DEFAULT_CODE_CONTEXT = "default";
 
 /** Where the execd image's files are mounted (read-only, shared by every sandbox). */
 export const EXECD_MOUNT = "/opt/paddock";

@@ -2,6 +2,7 @@ import { Agent, type ClientRequestArgs, request as httpRequest, type IncomingMes
 import {
   type ErrorDefinition,
   Errors,
+  EXECD_OUTPUT_FRAMING_HEADER,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
   PaddockError,
@@ -60,7 +61,11 @@ export class ExecdClient {
     });
   }
 
-  /** Streams the SSE events of a POST to execd, ending with its terminal event. */
+  /**
+   * Streams the SSE events of a POST to execd, ending with its terminal event. Output comes in
+   * the chunks the command wrote (not line by line, execd's default), so `/run`'s joined stdout
+   * is exactly the command's bytes.
+   */
   async *events(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<SseEvent> {
     const response = await this.post(path, JSON.stringify(body), signal);
     try {
@@ -95,6 +100,7 @@ export class ExecdClient {
       sandboxId: this.sandboxId,
       headers: {
         [EXECD_TOKEN_HEADER]: this.token,
+        [EXECD_OUTPUT_FRAMING_HEADER]: "chunks",
         "content-type": "application/json",
         "content-length": Buffer.byteLength(body),
       },

@@ -13,6 +13,7 @@ import {
   readObject,
   sendJson,
 } from "./http.js";
+import { outputWriter, requestedFraming } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
 import { openSse } from "./sse-response.js";
 import { WarmShell } from "./warm-shell.js";
@@ -45,6 +46,7 @@ export class Commands {
   }
 
   async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const framing = requestedFraming(req);
     const body = await readObject(req);
     const content = optionalString(body, "command");
     if (!content) throw badRequest("command is required");
@@ -98,12 +100,16 @@ export class Commands {
       }, timeout);
     }
 
+    const writers = {
+      stdout: outputWriter(framing, (text) => sse.send({ type: "stdout", text })),
+      stderr: outputWriter(framing, (text) => sse.send({ type: "stderr", text })),
+    };
     const forward = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       command.log.append(text);
       if (background) return;
       // Backpressure: a slow client pauses the command's output instead of growing our memory.
-      if (!sse.send({ type: stream, text })) {
+      if (!writers[stream].push(text)) {
         child.stdout?.pause();
         child.stderr?.pause();
         res.once("drain", () => {
@@ -140,6 +146,8 @@ export class Commands {
         this.warm.refill();
         return;
       }
+      writers.stdout.end();
+      writers.stderr.end();
       const execution_time = Date.now() - started;
       if (command.exitCode === 0 && !command.error) {
         sse.send({ type: "execution_complete", execution_time, exit_code: 0 });

@@ -18,6 +18,7 @@ import {
   sendJson,
 } from "./http.js";
 import { MarkerSplitter } from "./marker-splitter.js";
+import { type OutputFraming, outputWriter, requestedFraming } from "./output-framing.js";
 import { openSse } from "./sse-response.js";
 
 interface Session {
@@ -76,15 +77,23 @@ export class Sessions {
 
   async run(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const session = this.find(id);
+    const framing = requestedFraming(req);
     const body = await readObject(req);
     const command = optionalString(body, "command") ?? optionalString(body, "code");
     if (command === undefined) throw badRequest("command is required");
-    this.execute(session, command, res, optionalString(body, "cwd"), optionalInteger(body, "timeout", 0));
+    this.execute(
+      session,
+      command,
+      res,
+      framing,
+      optionalString(body, "cwd"),
+      optionalInteger(body, "timeout", 0),
+    );
   }
 
-  /** Runs code in a session for a bash code context. */
+  /** Runs code in a session for a bash code context: its output in chunks, as every `/code` run's. */
   async runCode(id: string, code: string, res: ServerResponse): Promise<void> {
-    this.execute(this.find(id), code, res);
+    this.execute(this.find(id), code, res, "chunks");
   }
 
   close(id: string): void {
@@ -98,6 +107,7 @@ export class Sessions {
     session: Session,
     command: string,
     res: ServerResponse,
+    framing: OutputFraming,
     cwd?: string,
     timeout?: number,
   ): void {
@@ -124,6 +134,8 @@ export class Sessions {
       session.bash.stderr?.off("data", onStderr);
       session.bash.off("exit", onExit);
       session.busy = false;
+      stdout.end();
+      stderr.end();
       const execution_time = Date.now() - started;
       if (!error && exitCode === 0) sse.send({ type: "execution_complete", execution_time, exit_code: 0 });
       else {
@@ -140,8 +152,10 @@ export class Sessions {
       }
       sse.end();
     };
-    const out = new MarkerSplitter(marker, (text) => sse.send({ type: "stdout", text }));
-    const err = new MarkerSplitter(marker, (text) => sse.send({ type: "stderr", text }));
+    const stdout = outputWriter(framing, (text) => sse.send({ type: "stdout", text }));
+    const stderr = outputWriter(framing, (text) => sse.send({ type: "stderr", text }));
+    const out = new MarkerSplitter(marker, (text) => stdout.push(text));
+    const err = new MarkerSplitter(marker, (text) => stderr.push(text));
     let statusText = "";
     const onStdout = (chunk: Buffer) => {
       if (exitCode !== undefined) statusText += chunk.toString();

@@ -1,4 +1,10 @@
-import { EXECD_PORT, EXECD_TOKEN_HEADER, type SseEvent, SseParser } from "@paddock/common";
+import {
+  EXECD_OUTPUT_FRAMING_HEADER,
+  EXECD_PORT,
+  EXECD_TOKEN_HEADER,
+  type SseEvent,
+  SseParser,
+} from "@paddock/common";
 import type { CreateSandboxInput } from "@paddock/runtime";
 import { openTestStack, type TestSecureRuntime, type TestStack } from "@paddock/runtime/testing";
 
@@ -30,8 +36,8 @@ export class ExecdClient {
   }
 
   /** POSTs and collects the whole SSE stream. */
-  async events(path: string, body: unknown): Promise<SseEvent[]> {
-    const response = await this.fetch(path, { method: "POST", body: JSON.stringify(body) });
+  async events(path: string, body: unknown, headers: Record<string, string> = {}): Promise<SseEvent[]> {
+    const response = await this.fetch(path, { method: "POST", body: JSON.stringify(body), headers });
     if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
     const parser = new SseParser();
     return parser.push(await response.text()).concat(parser.end());
@@ -45,9 +51,13 @@ export class ExecdClient {
     return Number(/VmRSS:\s+(\d+)/.exec(stdout)?.[1]);
   }
 
-  /** Runs a foreground command: its stdout, stderr and exit code. */
+  /** Runs a foreground command: its stdout, stderr (exactly the bytes written) and exit code. */
   async run(command: string, options: Record<string, unknown> = {}) {
-    const events = await this.events("/command", { command, ...options });
+    const events = await this.events(
+      "/command",
+      { command, ...options },
+      { [EXECD_OUTPUT_FRAMING_HEADER]: "chunks" },
+    );
     const text = (type: string) =>
       events
         .filter((event) => event.type === type)

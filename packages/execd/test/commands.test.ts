@@ -47,6 +47,29 @@ describe.each(["gvisor", "runc"] as const)("execd commands and sessions under %s
     expect((await execd.run("env")).stdout).not.toContain("PADDOCK_EXECD_TOKEN");
   });
 
+  test("output goes out one event per line, as OpenSandbox's execd sends it, unless chunks are asked for", async () => {
+    const printed = "printf 'n1\\nn2\\nn3\\n'; echo e1 >&2; printf 'last without newline'";
+    const lines = await execd.events("/command", { command: printed });
+    const texts = (events: typeof lines, type: string) =>
+      events.filter((event) => event.type === type).map((event) => event.text);
+    expect(texts(lines, "stdout")).toEqual(["n1", "n2", "n3", "last without newline"]);
+    expect(texts(lines, "stderr")).toEqual(["e1"]);
+    expect(lines.at(-1)).toMatchObject({ type: "execution_complete" });
+    const chunks = await execd.run(printed);
+    expect(chunks.stdout).toBe("n1\nn2\nn3\nlast without newline");
+    expect(chunks.stderr).toBe("e1\n");
+    const { session_id: session } = await execd.json("/session", { method: "POST", body: "{}" });
+    const run = await execd.events(`/session/${session}/run`, { command: printed });
+    expect(texts(run, "stdout")).toEqual(["n1", "n2", "n3", "last without newline"]);
+    expect(texts(run, "stderr")).toEqual(["e1"]);
+    const bad = await execd.fetch("/command", {
+      method: "POST",
+      body: '{"command":"true"}',
+      headers: { "X-Paddock-Output-Framing": "bytes" },
+    });
+    expect(bad.status).toBe(400);
+  });
+
   test("timeouts and interrupts kill the whole process group", async () => {
     const timedOut = await execd.run("sleep 4242 & sleep 4242; echo never", { timeout: 700 });
     expect(timedOut.last).toMatchObject({ type: "error", error: { ename: "CommandTimeout" } });
@@ -123,11 +146,8 @@ describe.each(["gvisor", "runc"] as const)("execd commands and sessions under %s
     });
     expect(first.at(-1)).toMatchObject({ type: "error", exit_code: 1 });
     const second = await execd.events(`/session/${id}/run`, { command: "pwd; echo $KEPT; greet you" });
-    const stdout = second
-      .filter((event) => event.type === "stdout")
-      .map((event) => event.text)
-      .join("");
-    expect(stdout).toBe("/var\nyes\nhello you\n");
+    const stdout = second.filter((event) => event.type === "stdout").map((event) => event.text);
+    expect(stdout).toEqual(["/var", "yes", "hello you"]);
     expect(second.at(-1)).toMatchObject({ type: "execution_complete", exit_code: 0 });
     expect((await execd.fetch(`/session/${id}`, { method: "DELETE" })).status).toBe(200);
     expect(
