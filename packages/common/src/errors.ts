@@ -69,6 +69,11 @@ export const Errors = {
   ),
   gpuUnavailable: defineError("gpu_unavailable", 400, "GPUs were requested but this host has none."),
   hostPathNotAllowed: defineError("host_path_not_allowed", 400, "Host-path volumes are not allowed here."),
+  invalidImage: defineError(
+    "invalid_image",
+    400,
+    "The image is not a Docker image reference (name components, optional registry host and port, tag, digest).",
+  ),
   imageNotFound: defineError("image_not_found", 400, "The image could not be found or pulled."),
   registryAuthFailed: defineError("registry_auth_failed", 400, "The registry refused the credentials."),
   endpointUnavailable: defineError("endpoint_unavailable", 502, "The sandbox port did not answer."),

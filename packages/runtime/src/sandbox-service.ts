@@ -10,6 +10,7 @@ import {
   PaddockError,
 } from "@paddock/common";
 import { parsePolicy } from "@paddock/egress/policy";
+import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
 import type { WarmPools } from "./pool.js";
@@ -19,7 +20,12 @@ import type { SandboxOperations } from "./services.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
 import type { Template } from "./templates.js";
-import { hostPathAllowed, parseResourceLimits, validateMetadata } from "./validation.js";
+import {
+  hostPathAllowed,
+  type ParsedResources,
+  parseResourceLimits,
+  validateMetadata,
+} from "./validation.js";
 
 export interface SandboxServiceDeps {
   runtime: Runtime;
@@ -58,9 +64,11 @@ export class SandboxService implements SandboxOperations {
 
   async create(request: CreateSandboxInput): Promise<Sandbox> {
     const input = this.withTemplateDefaults(request);
+    // One set of checks for both paths: a warm sandbox is no excuse to skip them.
+    const resources = this.validateCreate(input);
     const claimed = await this.pools?.claim(input);
     if (claimed) return claimed;
-    return this.createCold(input);
+    return this.createCold(input, resources);
   }
 
   /** A template fills in the image, entrypoint and limits a request leaves out. */
@@ -77,11 +85,16 @@ export class SandboxService implements SandboxOperations {
     };
   }
 
-  private async createCold(input: CreateSandboxInput): Promise<Sandbox> {
+  /** The checks every create passes, warm or cold; returns the parsed resource limits. */
+  private validateCreate(input: CreateSandboxInput): ParsedResources {
     const { runtime, config } = this.deps;
     if (Boolean(input.image) === Boolean(input.snapshotId))
       invalid("exactly one of image or snapshotId is required");
     if (input.image && !input.entrypoint?.length) invalid("entrypoint is required when image is given");
+    if (input.image) {
+      const problem = imageReferenceProblem(input.image.uri);
+      if (problem) throw new PaddockError(Errors.invalidImage, problem);
+    }
     if (input.timeout !== undefined && input.timeout !== null) {
       if (!Number.isInteger(input.timeout) || input.timeout < 1)
         invalid("timeout must be a positive integer of seconds");
@@ -130,7 +143,11 @@ export class SandboxService implements SandboxOperations {
         );
       }
     }
+    return resources;
+  }
 
+  private async createCold(input: CreateSandboxInput, resources: ParsedResources): Promise<Sandbox> {
+    const { runtime } = this.deps;
     let image = input.image?.uri;
     let entrypoint = input.entrypoint;
     if (input.snapshotId) {

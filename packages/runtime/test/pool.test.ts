@@ -76,6 +76,27 @@ describe("warm pools", () => {
     await expect.poll(() => t.stack.pools.readyCount("warm"), { timeout: 60_000 }).toBe(2);
   });
 
+  test("a create the pool could serve passes the same checks as a cold one", async () => {
+    await expect.poll(() => t.stack.pools.readyCount("warm"), { timeout: 60_000 }).toBe(2);
+    const max = t.config.server.max_sandbox_timeout_seconds;
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ timeout: max + 1 }, "invalid_request"],
+      [{ timeout: 1.5 }, "invalid_request"],
+      [{ metadata: { "paddock.io/pool": "mine" } }, "invalid_request"],
+      [{ metadata: { "opensandbox.io/x": "y" } }, "invalid_request"],
+      [{ metadata: { team: "not a label value!" } }, "invalid_request"],
+    ];
+    for (const [extra, code] of refusals) {
+      await expect(
+        t.stack.sandboxes.create({ template: "warm", ...extra }),
+        JSON.stringify(extra),
+      ).rejects.toMatchObject({ code });
+    }
+    // Nothing was claimed: both warm sandboxes are still there.
+    expect(await t.stack.pools.readyCount("warm")).toBe(2);
+    expect((await t.stack.sandboxes.list({})).items).toHaveLength(0);
+  });
+
   test("an empty pool falls back to a cold create; other requests never use the pool", async () => {
     await expect.poll(() => t.stack.pools.readyCount("warm"), { timeout: 60_000 }).toBe(2);
     const claims = await Promise.all([1, 2, 3].map(() => t.stack.sandboxes.create({ template: "warm" })));
