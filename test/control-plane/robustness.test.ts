@@ -85,6 +85,27 @@ describe("control plane robustness", () => {
     );
   });
 
+  test("numbers in query strings are bounded integers: out of range is a 400, never a database error", async () => {
+    const paths = [
+      "/memory?page=1e99",
+      "/memory?page=9007199254740993",
+      "/memory?pageSize=1e99",
+      "/memory?page=1.5",
+      "/memory/search?q=x&limit=1e99",
+      "/usage/sandboxes?page=1e99",
+      "/usage/sandboxes?page=99999999999",
+      "/usage/sandboxes?pageSize=-1",
+      "/sandboxes?page=1e99",
+    ];
+    const answers: string[] = [];
+    for (const path of paths) {
+      const response = await fetch(`${t.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      const body = (await response.json()) as { code: string; detail: string };
+      answers.push(`${path} ${response.status} ${body.code}`);
+    }
+    expect(answers).toEqual(paths.map((path) => `${path} 400 invalid_request`));
+  });
+
   test("passwords, keys and tokens never reach the log, even at trace level", async () => {
     const lines: string[] = [];
     const destination = new Writable({

@@ -1,8 +1,11 @@
 import { Type } from "@sinclair/typebox";
 
+/** Highest page a list serves: with the largest page size the offset stays far inside a 64-bit integer. */
+export const maxPage = 1_000_000;
+
 /** The page a list asks for: fields to spread into its query schema. */
 export const pageQueryFields = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1 })),
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: maxPage, default: 1 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
 };
 
