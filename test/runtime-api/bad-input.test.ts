@@ -43,6 +43,29 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
       "invalid_request",
     ],
     ["POST", "/v1/sandboxes", { image, entrypoint, resourceLimits: { gpu: "1" } }, 400, "gpu_unavailable"],
+    ["POST", "/v1/sandboxes", { image: { uri: "../../etc/passwd" }, entrypoint }, 400, "invalid_image"],
+    ["POST", "/v1/sandboxes", { image: { uri: "debian?x=1" }, entrypoint }, 400, "invalid_image"],
+    [
+      "POST",
+      "/v1/sandboxes",
+      { image, entrypoint: ["a", "b", "c"].map((letter) => letter.repeat(128 * 1024)) },
+      400,
+      "invalid_request",
+    ],
+    [
+      "POST",
+      "/v1/sandboxes",
+      { image, entrypoint: Array.from({ length: 40 }, () => "x".repeat(16 * 1024)) },
+      400,
+      "invalid_request",
+    ],
+    [
+      "POST",
+      "/v1/sandboxes",
+      { image, entrypoint, env: { A: "a".repeat(128 * 1024), B: "b".repeat(128 * 1024) } },
+      400,
+      "invalid_request",
+    ],
     ["POST", "/v1/sandboxes", { image, snapshotId: "snap-x", entrypoint }, 400, "invalid_request"],
     ["POST", "/v1/sandboxes", { entrypoint }, 400, "invalid_request"],
     ["POST", "/v1/sandboxes", { image }, 400, "invalid_request"],
@@ -162,6 +185,25 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
     expect(mismatches).toEqual([]);
     const { items } = (await (await t.api("/v1/sandboxes")).json()) as { items: Array<{ id: string }> };
     expect(items.map((item) => item.id)).toEqual([id]);
+  });
+
+  test("a create at the entrypoint and env limits starts", async () => {
+    const argument = "a".repeat(16 * 1024);
+    const env = Object.fromEntries(["V1", "V2", "V3", "V4"].map((name) => [name, "e".repeat(16 * 1024 - 3)]));
+    const response = await t.api("/v1/sandboxes", {
+      method: "POST",
+      body: JSON.stringify({
+        image,
+        entrypoint: ["sh", "-c", "sleep infinity", argument, argument, argument],
+        env,
+      }),
+    });
+    const created = (await response.json()) as { id: string; status: { state: string } };
+    try {
+      expect([response.status, created.status?.state]).toEqual([202, "Running"]);
+    } finally {
+      if (created.id) await t.api(`/v1/sandboxes/${created.id}`, { method: "DELETE" });
+    }
   });
 
   test("wrong content types and oversized bodies", async () => {

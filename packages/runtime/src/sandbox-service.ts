@@ -24,6 +24,7 @@ import {
   hostPathAllowed,
   type ParsedResources,
   parseResourceLimits,
+  validateLaunch,
   validateMetadata,
 } from "./validation.js";
 
@@ -105,6 +106,7 @@ export class SandboxService implements SandboxOperations {
       }
     }
     validateMetadata(input.metadata ?? {});
+    validateLaunch(input.entrypoint ?? [], input.env ?? {});
     const resources = parseResourceLimits({
       cpu: config.docker.default_cpu,
       memory: config.docker.default_memory,

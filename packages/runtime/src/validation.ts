@@ -42,6 +42,25 @@ export function validateMetadata(metadata: Record<string, string | null>): void 
   }
 }
 
+/**
+ * Sizes of what a sandbox's main process is started with (UTF-8 bytes). Linux refuses one
+ * argument or variable over 128 KiB; the totals keep the engine's create request and the
+ * process's start well inside what every runtime accepts.
+ */
+export const launchLimits = { itemBytes: 16 * 1024, entrypointBytes: 64 * 1024, envBytes: 64 * 1024 };
+
+export function validateLaunch(entrypoint: readonly string[], env: Record<string, string>): void {
+  const { itemBytes, entrypointBytes, envBytes } = launchLimits;
+  const sizes = entrypoint.map((argument) => Buffer.byteLength(argument));
+  const variables = Object.entries(env).map(([name, value]) => Buffer.byteLength(`${name}=${value}`));
+  if (sizes.some((size) => size > itemBytes) || variables.some((size) => size > itemBytes))
+    invalid(`each entrypoint argument and env variable is limited to ${itemBytes} bytes`);
+  if (sizes.reduce((total, size) => total + size, 0) > entrypointBytes)
+    invalid(`the entrypoint is limited to ${entrypointBytes} bytes in all; pass a script as a file instead`);
+  if (variables.reduce((total, size) => total + size, 0) > envBytes)
+    invalid(`env is limited to ${envBytes} bytes in all (NAME=value)`);
+}
+
 export interface ParsedResources {
   cpuMillis?: number;
   memoryBytes?: number;
