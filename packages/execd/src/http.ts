@@ -14,6 +14,15 @@ export class ExecdError extends Error {
 export const badRequest = (message: string) => new ExecdError(400, "invalid_request", message);
 export const notFound = (message: string) => new ExecdError(404, "not_found", message);
 
+/** What a caller's request id may look like to be sent back: visible ASCII, bounded. */
+const acceptableRequestId = /^[\x21-\x7e]{1,128}$/;
+
+/** Answers carry the caller's `X-Request-ID` back, as OpenSandbox's execd does. */
+export function echoRequestId(req: IncomingMessage, res: ServerResponse): void {
+  const sent = req.headers["x-request-id"];
+  if (typeof sent === "string" && acceptableRequestId.test(sent)) res.setHeader("x-request-id", sent);
+}
+
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });

@@ -5,7 +5,7 @@ import { CodeContexts } from "./code-contexts.js";
 import { Commands } from "./commands.js";
 import type { Environment } from "./environment.js";
 import * as files from "./files.js";
-import { badRequest, ExecdError, notFound, readObject, sendError, sendJson } from "./http.js";
+import { badRequest, ExecdError, echoRequestId, notFound, readObject, sendError, sendJson } from "./http.js";
 import { handleIsolated } from "./isolated-routes.js";
 import { IsolatedSessions } from "./isolated-sessions.js";
 import { Metrics } from "./metrics.js";
@@ -79,6 +79,7 @@ export function createExecd(options: {
   // A 1 MiB write buffer per connection (Node's default is 16 KiB) lets a command's output pipe
   // and the client's socket work side by side instead of waiting on each other chunk by chunk.
   const server = createServer({ highWaterMark: 1024 * 1024 }, async (req, res) => {
+    echoRequestId(req, res);
     try {
       const token = req.headers["x-execd-access-token"];
       if (!options.token || typeof token !== "string" || !safeEqual(token, options.token)) {
