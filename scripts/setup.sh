@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '==> %s\n' "$*"; }
 
-packages=(docker.io runsc nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates)
+packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -16,6 +16,33 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# gVisor: Debian 12's runsc (2022-12) fails coreutils 9's statx, so `ls` and `stat` answer
+# "Invalid argument" in every sandbox. Debian 13's build (one static binary, no dependencies) runs
+# them; apt takes runsc alone from trixie, pinned to that upstream snapshot (decision 0002).
+runsc_version="0.0~20240729"
+if ! dpkg-query -W -f '${Version}' runsc 2>/dev/null | grep -q "^${runsc_version}"; then
+  step "installing gVisor runsc ${runsc_version} from Debian trixie"
+  cat >/etc/apt/sources.list.d/paddock-trixie.sources <<SOURCES
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SOURCES
+  cat >/etc/apt/preferences.d/paddock-runsc <<PREFERENCES
+Package: *
+Pin: release n=trixie
+Pin-Priority: 1
+
+Package: runsc
+Pin: version ${runsc_version}*
+Pin-Priority: 990
+PREFERENCES
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends --allow-downgrades runsc
 fi
 
 # Each idle gVisor sandbox is ~80 host tasks: Linux's default pid_max (32768) caps a host near
@@ -39,7 +66,7 @@ if [ ! -f "$seccomp_profile" ]; then
 fi
 
 step "registering gVisor (runsc) as a Docker runtime"
-node scripts/register-runsc.mjs /etc/docker/daemon.json
+registered="$(node scripts/register-runsc.mjs /etc/docker/daemon.json)"
 
 if ! docker info >/dev/null 2>&1; then
   step "starting dockerd (log: /var/log/paddock-dockerd.log)"
@@ -53,9 +80,10 @@ if ! docker info >/dev/null 2>&1; then
     echo "dockerd did not answer within 60 s" >&2
     exit 1
   fi
-elif ! docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
-  echo "dockerd is running without the runsc runtime; reload it (kill -HUP \$(pidof dockerd)) or restart it" >&2
-  kill -HUP "$(pidof dockerd)" || true
+elif [ -n "$registered" ] || ! docker info --format '{{json .Runtimes}}' | grep -q '"runsc"'; then
+  # dockerd reads runtimes again on SIGHUP; running containers are not touched.
+  step "reloading dockerd's runtimes"
+  kill -HUP "$(pidof dockerd)"
   sleep 2
 fi
 
@@ -63,10 +91,7 @@ fi
 [ -d /usr/include/node ] && export npm_config_nodedir=/usr
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   step "installing npm dependencies"
-  # npm 11 can refuse its own lockfile in `npm ci` when optional platform packages (esbuild,
-  # rollup, biome binaries for other systems) are absent from it; `npm install` then installs
-  # the same locked versions.
-  npm ci --no-audit --no-fund || npm install --no-audit --no-fund
+  npm ci --no-audit --no-fund
 fi
 
 step "building TypeScript"

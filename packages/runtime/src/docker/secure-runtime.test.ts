@@ -20,7 +20,7 @@ describe("secure runtime selection in Docker mode", () => {
 
   test("refuses a secure runtime the engine lacks, saying what is missing and how to fix it", () => {
     expect(() => resolveDockerSecureRuntime(config("gvisor"), ["runc"])).toThrowError(
-      /needs the Docker runtime "runsc", but the engine offers: runc\. Install gVisor \(apt-get install runsc\)/,
+      /needs the Docker runtime "runsc", but the engine offers: runc\. Install gVisor \(`make setup` installs runsc 0\.0~20240729/,
     );
     expect(() => resolveDockerSecureRuntime(config("gvisor", "gvisor-custom"), engine)).toThrowError(
       /"gvisor-custom"/,

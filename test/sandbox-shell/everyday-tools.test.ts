@@ -1,0 +1,100 @@
+import { startTestServer, type TestServer } from "@paddock/server/testing";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+
+// The tools every user and agent runs first, through the SDK as a user runs them, under each
+// runtime. A runtime upgrade or downgrade that breaks the shell (gVisor's statx once made `ls`
+// answer "Invalid argument") fails here.
+describe.each(["gvisor", "runc"] as const)("everyday tools in a sandbox under %s", (runtime) => {
+  let t: TestServer;
+  let python: Sandbox;
+  let node: Sandbox;
+
+  beforeAll(async () => {
+    t = await startTestServer({ config: { secure_runtime: { type: runtime === "runc" ? "" : "gvisor" } } });
+    await Paddock.signup("tools@example.com", "correct horse battery", { baseUrl: t.url });
+    const { client } = await Paddock.login("tools@example.com", "correct horse battery", { baseUrl: t.url });
+    const { secret } = await client.keys.create({ name: "tools" });
+    const connection = { baseUrl: t.url, apiKey: secret, timeoutSeconds: 600 };
+    [python, node] = await Promise.all([
+      Sandbox.create({ ...connection, template: "python" }),
+      Sandbox.create({ ...connection, template: "node" }),
+    ]);
+  });
+  afterAll(async () => {
+    await Promise.all([python?.kill(), node?.kill()].map((kill) => kill?.catch(() => undefined)));
+    await t?.dispose();
+  });
+
+  const run = async (sandbox: Sandbox, command: string) => {
+    const result = await sandbox.commands.run(command);
+    expect({ command, stderr: result.stderr, exitCode: result.exitCode }).toEqual({
+      command,
+      stderr: expect.any(String),
+      exitCode: 0,
+    });
+    return result.stdout;
+  };
+
+  test("ls, stat, find, du and df", async () => {
+    await run(
+      python,
+      "mkdir -p /tmp/tree/sub && printf 'hello\\n' > /tmp/tree/sub/a.txt && ln -s sub/a.txt /tmp/tree/link",
+    );
+    expect(await run(python, "ls /")).toMatch(/^bin$[\s\S]*^etc$[\s\S]*^tmp$/m);
+    const listing = await run(python, "ls -la /tmp/tree");
+    expect(listing).toMatch(/^total \d+/);
+    expect(listing).toMatch(/^d\S+ +\d+ root root +\d+ .* sub$/m);
+    expect(listing).toMatch(/^l\S+ .* link -> sub\/a\.txt$/m);
+    expect(await run(python, "stat -c '%s %F %U' /tmp/tree/sub/a.txt")).toBe("6 regular file root\n");
+    expect(await run(python, "stat -L -c '%s' /tmp/tree/link")).toBe("6\n");
+    expect(await run(python, "cd /tmp/tree && find . | sort")).toBe(".\n./link\n./sub\n./sub/a.txt\n");
+    expect(await run(python, "du -s --apparent-size -B1 /tmp/tree/sub/a.txt")).toMatch(
+      /^6\s+\/tmp\/tree\/sub\/a\.txt$/m,
+    );
+    expect(await run(python, "df -P /tmp")).toMatch(
+      /^Filesystem +\d+-blocks +Used +Available +Capacity +Mounted on\n\S+ +\d+ +\d+ +\d+ +\d+% +\/\S*$/m,
+    );
+  });
+
+  test("cp -a keeps modes and links; tar round-trips a tree", async () => {
+    await run(
+      python,
+      "mkdir -p /tmp/src/d && printf 'x\\n' > /tmp/src/d/f && chmod 640 /tmp/src/d/f && ln -sf d/f /tmp/src/l",
+    );
+    await run(python, "cp -a /tmp/src /tmp/copy");
+    expect(await run(python, "stat -c '%a %F' /tmp/copy/d/f /tmp/copy/l")).toBe(
+      "640 regular file\n777 symbolic link\n",
+    );
+    await run(
+      python,
+      "tar -C /tmp -czf /tmp/src.tgz src && mkdir -p /tmp/untar && tar -C /tmp/untar -xzf /tmp/src.tgz",
+    );
+    expect(await run(python, "tar -tzf /tmp/src.tgz | sort")).toBe("src/\nsrc/d/\nsrc/d/f\nsrc/l\n");
+    expect(await run(python, "cat /tmp/untar/src/l && stat -c '%a' /tmp/untar/src/d/f")).toBe("x\n640\n");
+  });
+
+  test("git init, commit and status", async () => {
+    const out = await run(
+      python,
+      [
+        "cd /tmp && rm -rf repo && git init -q -b main repo && cd repo",
+        "git config user.email t@example.com && git config user.name T",
+        "echo one > one.txt && git add one.txt && git commit -q -m first",
+        "echo two > two.txt && git status --porcelain && git log --format=%s",
+      ].join(" && "),
+    );
+    expect(out).toBe("?? two.txt\nfirst\n");
+  });
+
+  test("pip and python, npm and node", async () => {
+    expect(await run(python, "pip --version")).toMatch(/^pip \d+\.\d+.* from \S+ \(python 3\.\d+\)$/m);
+    expect(await run(python, "python3 -c 'import os; print(len(os.listdir(\"/\")) > 5)'")).toBe("True\n");
+    expect(await run(node, "npm --version")).toMatch(/^\d+\.\d+\.\d+\n$/);
+    const init = await run(
+      node,
+      "mkdir -p /tmp/app && cd /tmp/app && npm init -y >/dev/null && node -p 'require(\"./package.json\").name'",
+    );
+    expect(init).toBe("app\n");
+  });
+});
