@@ -2,7 +2,14 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../src/testing/index.js";
+import {
+  bashIn,
+  openTestStack,
+  snapshotImagesOf,
+  type TestStack,
+  testDocker,
+  testImage,
+} from "../src/testing/index.js";
 
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
@@ -57,34 +64,49 @@ describe.each(["sqlite", "postgres"] as const)("sandbox lifecycle on %s under gV
     await expect(t.stack.sandboxes.get(sandbox.id)).rejects.toMatchObject({ code: "sandbox_not_found" });
   });
 
-  test("snapshots capture the filesystem and restore into a new sandbox", async () => {
-    const source = await t.stack.sandboxes.create({ image, entrypoint });
+  test("snapshots capture the filesystem and restore into a new sandbox, without the sandbox's env", async () => {
+    const source = await t.stack.sandboxes.create({ image, entrypoint, env: { PLAIN: "plain-value" } });
     await bashIn(source.id, "echo kept > /root/state.txt");
     const snapshot = await t.stack.snapshots.create(source.id, { name: "before-import" });
-    expect(snapshot.status.state).toBe("Creating");
-    await expect
-      .poll(async () => (await t.stack.snapshots.get(snapshot.id)).status.state, { timeout: 60_000 })
-      .toBe("Ready");
-    const listed = await t.stack.snapshots.list({
-      sandboxId: source.id,
-      name: "before-import",
-      states: ["Ready"],
-    });
-    expect(listed.items.map((item) => item.id)).toEqual([snapshot.id]);
-    const restored = await t.stack.sandboxes.create({ snapshotId: snapshot.id });
-    expect(restored.snapshotId).toBe(snapshot.id);
-    expect(restored.entrypoint).toEqual(entrypoint);
-    expect((await bashIn(restored.id, "cat /root/state.txt")).output).toBe("kept\n");
-    await t.stack.sandboxes.delete(restored.id);
-    await t.stack.sandboxes.delete(source.id);
-    await t.stack.snapshots.delete(snapshot.id);
+    try {
+      expect(snapshot.status.state).toBe("Creating");
+      await expect
+        .poll(async () => (await t.stack.snapshots.get(snapshot.id)).status.state, { timeout: 60_000 })
+        .toBe("Ready");
+      const listed = await t.stack.snapshots.list({
+        sandboxId: source.id,
+        name: "before-import",
+        states: ["Ready"],
+      });
+      expect(listed.items.map((item) => item.id)).toEqual([snapshot.id]);
+      // The image's configuration is the sandbox image's own: no caller env, no execd token.
+      const captured = await testDocker.getImage(`paddock-snapshot:${snapshot.id}`).inspect();
+      const own = await testDocker.getImage(testImage).inspect();
+      const config = JSON.stringify(captured.Config);
+      expect(config).not.toContain("plain-value");
+      expect(config).not.toContain(t.stack.sandboxes.tokens(source.id).execd);
+      expect(captured.Config.Env).toEqual(own.Config.Env);
+      expect(captured.Config.Entrypoint).toEqual(own.Config.Entrypoint);
+      expect(captured.Config.Labels).toEqual({
+        ...own.Config.Labels,
+        "paddock.snapshot.instance": t.config.server.instance,
+      });
+
+      const restored = await t.stack.sandboxes.create({ snapshotId: snapshot.id });
+      expect(restored.snapshotId).toBe(snapshot.id);
+      expect(restored.entrypoint).toEqual(entrypoint);
+      expect((await bashIn(restored.id, "cat /root/state.txt")).output).toBe("kept\n");
+      expect((await bashIn(restored.id, 'echo "[$PLAIN]"')).output).toBe("[]\n");
+      await t.stack.sandboxes.delete(restored.id);
+    } finally {
+      await t.stack.sandboxes.delete(source.id);
+      await expect
+        .poll(async () => (await t.stack.snapshots.get(snapshot.id)).status.state, { timeout: 60_000 })
+        .not.toBe("Creating");
+      await t.stack.snapshots.delete(snapshot.id);
+    }
     await expect(t.stack.snapshots.get(snapshot.id)).rejects.toMatchObject({ code: "snapshot_not_found" });
-    expect(
-      await testDocker
-        .getImage(`paddock-snapshot:${snapshot.id}`)
-        .inspect()
-        .catch(() => undefined),
-    ).toBeUndefined();
+    expect(await snapshotImagesOf(t.config.server.instance)).toEqual([]);
   });
 
   test("refuses what the host or the secure runtime cannot do, with a clear 400", async () => {

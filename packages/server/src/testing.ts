@@ -11,6 +11,7 @@ import {
   type PaddockConfig,
 } from "@paddock/common";
 import { createTestDatabase, type TestEngine } from "@paddock/db";
+import { deleteSnapshots, removeLeftoverSnapshotImages } from "@paddock/runtime/testing";
 import { type PaddockServer, startServer } from "./server.js";
 
 export interface TestServer {
@@ -85,9 +86,11 @@ export async function startTestServer(
       await server.stack.pools.stop({ drain: true });
       const { items } = await server.stack.sandboxes.list({ pageSize: 10_000 });
       await Promise.allSettled(items.map((sandbox) => server.stack.sandboxes.delete(sandbox.id)));
+      const capturing = await deleteSnapshots(server.stack);
       await server.close();
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      await removeLeftoverSnapshotImages(config.server.instance, capturing);
     },
   };
 }

@@ -34,6 +34,7 @@ import { demuxDockerLogs } from "./logs.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+import { commitSnapshotImage } from "./snapshot-image.js";
 import { succeeds } from "./succeeds.js";
 import { egressUpstreamDns } from "./upstream-dns.js";
 import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
@@ -394,14 +395,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async snapshotWorkload(sandboxId: string, snapshotId: string): Promise<string> {
-    const repo = "paddock-snapshot";
-    await this.docker.getContainer(sandboxId).commit({
-      repo,
-      tag: snapshotId,
-      pause: true,
-      comment: `snapshot ${snapshotId} of sandbox ${sandboxId}`,
-    });
-    return `${repo}:${snapshotId}`;
+    return commitSnapshotImage(this.docker, sandboxId, snapshotId, this.config.server.instance);
   }
 
   async removeSnapshotImage(imageRef: string): Promise<void> {

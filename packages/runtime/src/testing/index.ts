@@ -1,3 +1,4 @@
 export * from "./docker-exec.js";
+export * from "./snapshots.js";
 export * from "./test-image.js";
 export * from "./test-stack.js";

@@ -11,6 +11,7 @@ import {
 } from "@paddock/common";
 import { createTestDatabase, type TestEngine } from "@paddock/db";
 import { openRuntimeStack, type RuntimeStack } from "../stack.js";
+import { deleteSnapshots, removeLeftoverSnapshotImages } from "./snapshots.js";
 
 export type TestSecureRuntime = "gvisor" | "runc";
 
@@ -66,9 +67,11 @@ export async function openTestStack(
       await stack.pools.stop({ drain: true });
       const { items } = await stack.sandboxes.list({ pageSize: 10_000 });
       await Promise.allSettled(items.map((sandbox) => stack.sandboxes.delete(sandbox.id)));
+      const capturing = await deleteSnapshots(stack);
       await stack.close();
       await database.drop();
       rmSync(dataDir, { recursive: true, force: true });
+      await removeLeftoverSnapshotImages(config.server.instance, capturing);
     },
   };
 }
