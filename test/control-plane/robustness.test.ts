@@ -1,8 +1,34 @@
+import { connect } from "node:net";
 import { Writable } from "node:stream";
 import { createLogger } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+
+/** Sends raw HTTP/1.1 bytes and reads the answer until the server ends the connection. */
+function rawRequest(
+  url: string,
+  request: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("error", () => undefined); // the server may reset once it has answered
+    socket.on("close", () => {
+      const text = Buffer.concat(chunks).toString();
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1]);
+      const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+      try {
+        resolve({ status, body: JSON.parse(body) as Record<string, unknown> });
+      } catch {
+        reject(new Error(`not a JSON answer: ${text.slice(0, 300)}`));
+      }
+    });
+    socket.end(request);
+  });
+}
 
 describe("control plane robustness", () => {
   let t: TestServer;
@@ -104,6 +130,96 @@ describe("control plane robustness", () => {
       answers.push(`${path} ${response.status} ${body.code}`);
     }
     expect(answers).toEqual(paths.map((path) => `${path} 400 invalid_request`));
+  });
+
+  test("framework-level refusals answer in each surface's own error shape", async () => {
+    const surfaces = [
+      { prefix: "", text: "detail", auth: `authorization: Bearer ${token}` },
+      { prefix: "/v1", text: "message", auth: `RUNTIME-API-KEY: ${t.apiKey}` },
+    ];
+    const answers: string[] = [];
+    const record = (name: string, status: number, body: Record<string, unknown>) =>
+      answers.push(`${name} ${status} ${body.code} ${Object.keys(body).sort().join(",")}`);
+    const expected: string[] = [];
+    for (const { prefix, text, auth } of surfaces) {
+      const keys = ["code", text].sort().join(",");
+      const host = `host: ${new URL(t.url).host}`;
+      // A path parameter past the router's limit, and a URL past the header limit.
+      const longId = await fetch(`${t.url}${prefix}/sandboxes/${"x".repeat(200)}`, {
+        headers: { authorization: `Bearer ${token}`, "RUNTIME-API-KEY": t.apiKey },
+      });
+      record(`${prefix} long parameter`, longId.status, (await longId.json()) as Record<string, unknown>);
+      expected.push(`${prefix} long parameter 414 uri_too_long ${keys}`);
+      const longUrl = await rawRequest(
+        t.url,
+        `GET ${prefix}/sandboxes?state=${"x".repeat(20_000)} HTTP/1.1\r\n${host}\r\n${auth}\r\n\r\n`,
+      );
+      record(`${prefix} long URL`, longUrl.status, longUrl.body);
+      expected.push(`${prefix} long URL 431 headers_too_large ${keys}`);
+      const bigHeader = await rawRequest(
+        t.url,
+        `GET ${prefix}/sandboxes HTTP/1.1\r\n${host}\r\n${auth}\r\nx-big: ${"y".repeat(20_000)}\r\n\r\n`,
+      );
+      record(`${prefix} large header`, bigHeader.status, bigHeader.body);
+      expected.push(`${prefix} large header 431 headers_too_large ${keys}`);
+      const bigBody = await fetch(`${t.url}${prefix}/sandboxes`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "RUNTIME-API-KEY": t.apiKey,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify({ env: { BIG: "x".repeat(2 * 1024 * 1024) } }),
+      });
+      record(`${prefix} large body`, bigBody.status, (await bigBody.json()) as Record<string, unknown>);
+      expected.push(`${prefix} large body 413 payload_too_large ${keys}`);
+      const nowhere = await fetch(`${t.url}${prefix}/nowhere/at/all`, {
+        headers: { authorization: `Bearer ${token}`, "RUNTIME-API-KEY": t.apiKey },
+      });
+      record(`${prefix} unknown route`, nowhere.status, (await nowhere.json()) as Record<string, unknown>);
+      expected.push(`${prefix} unknown route 404 not_found ${keys}`);
+      const badUrl = await fetch(`${t.url}${prefix}/sandboxes/%E0%A4%A`, {
+        headers: { authorization: `Bearer ${token}`, "RUNTIME-API-KEY": t.apiKey },
+      });
+      record(`${prefix} bad escape`, badUrl.status, (await badUrl.json()) as Record<string, unknown>);
+      expected.push(`${prefix} bad escape 400 invalid_request ${keys}`);
+    }
+    expect(answers).toEqual(expected);
+    // The server is still answering after the connections it cut.
+    expect((await fetch(`${t.url}/health`)).status).toBe(200);
+  });
+
+  test("an empty body sent as application/json is no body, on every surface", async () => {
+    const json = { "content-type": "application/json" };
+    const bearer = (secret: string) => ({ ...json, authorization: `Bearer ${secret}` });
+    const session = await t.account("empty-body@example.com");
+    const key = (await (
+      await fetch(`${t.url}/keys`, { method: "POST", headers: bearer(session), body: "{}" })
+    ).json()) as { key: { id: string } };
+    const created = (await (
+      await t.api("/v1/sandboxes", {
+        method: "POST",
+        body: JSON.stringify({ image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] }),
+      })
+    ).json()) as { id: string };
+    const calls: Array<[string, string, Record<string, string>, number]> = [
+      ["POST", `/keys/${key.key.id}/rotate`, bearer(session), 200],
+      ["DELETE", `/keys/${key.key.id}`, bearer(session), 204],
+      ["POST", `/sandboxes/${sandboxId}/pause`, bearer(token), 200],
+      ["POST", `/v1/sandboxes/${created.id}/pause`, { ...json, "RUNTIME-API-KEY": t.apiKey }, 202],
+      ["DELETE", `/v1/sandboxes/${created.id}`, { ...json, "RUNTIME-API-KEY": t.apiKey }, 204],
+      ["POST", "/auth/logout", bearer(session), 204],
+    ];
+    const answers: string[] = [];
+    for (const [method, path, headers, status] of calls) {
+      const response = await fetch(`${t.url}${path}`, { method, headers, body: "" });
+      const text = await response.text();
+      answers.push(`${method} ${path} ${response.status === status ? "ok" : `${response.status} ${text}`}`);
+    }
+    expect(answers).toEqual(calls.map(([method, path]) => `${method} ${path} ok`));
+    // A body that is there but is not JSON is still refused.
+    const broken = await fetch(`${t.url}/keys`, { method: "POST", headers: bearer(token), body: "{" });
+    expect([broken.status, ((await broken.json()) as { code: string }).code]).toEqual([400, "invalid_json"]);
   });
 
   test("passwords, keys and tokens never reach the log, even at trace level", async () => {

@@ -48,6 +48,13 @@ export const Errors = {
     "The request content type is not supported.",
   ),
   payloadTooLarge: defineError("payload_too_large", 413, "The request body is too large."),
+  uriTooLong: defineError("uri_too_long", 414, "A path segment of the URL is too long."),
+  headersTooLarge: defineError(
+    "headers_too_large",
+    431,
+    "The request line and headers together are larger than the server accepts (16 KiB).",
+  ),
+  requestTimeout: defineError("request_timeout", 408, "The request was not received in time."),
   unauthorized: defineError("unauthorized", 401, "Missing or invalid credentials."),
   forbidden: defineError("forbidden", 403, "The credentials do not allow this operation."),
   notFound: defineError("not_found", 404, "No such route."),

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { Db } from "@paddock/db";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
-import { installErrorHandling, installValidation } from "@paddock/runtime-api";
+import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
 import { AgentKeys } from "./agent-keys.js";
 import { Billing, type BillingSettings } from "./billing.js";
 import { BillingWebhook } from "./billing-webhook.js";
@@ -47,6 +47,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   // extra properties refused (never stripped), errors as `{code, detail}`.
   installValidation(app);
   installErrorHandling(app, "detail", { notFound: false });
+  installJsonBodies(app);
   app.removeContentTypeParser("text/plain");
   const identity = new Identity(options.db);
   const secrets = new SecretStore(options.db, options.secretKey);

@@ -1,4 +1,4 @@
-import { Errors, isPaddockError, type Logger } from "@paddock/common";
+import { type ErrorShape, Errors, errorBody, isPaddockError, type Logger } from "@paddock/common";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -6,8 +6,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-/** How an error body looks on a surface: `{code, message}` (wire APIs) or `{code, detail}` (control plane). */
-export type ErrorShape = "message" | "detail";
+export type { ErrorShape };
 
 /**
  * One error path for a Fastify scope: registry errors keep their code and status; framework
@@ -21,7 +20,7 @@ export function installErrorHandling(
 ): void {
   const logger = options.logger;
   const send = (reply: FastifyReply, status: number, code: string, text: string) =>
-    reply.status(status).send(shape === "message" ? { code, message: text } : { code, detail: text });
+    reply.status(status).send(errorBody(shape, code, text));
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (isPaddockError(error)) return send(reply, error.status, error.code, error.message);
@@ -57,6 +56,36 @@ export function installErrorHandling(
   app.setNotFoundHandler((request, reply) =>
     send(reply, 404, Errors.notFound.code, `no route ${request.method} ${request.url.split("?")[0]}`),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors` option: a URL the router cannot take (a bad percent escape, a path
+ * segment past `maxParamLength`) answered in the shape of the surface the path belongs to.
+ */
+export function frameworkErrorHandler(shapeFor: (path: string) => ErrorShape) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const tooLong = error.code === "FST_ERR_MAX_PARAM_LENGTH";
+    const definition = tooLong ? Errors.uriTooLong : Errors.invalidRequest;
+    const text = tooLong
+      ? "a path segment is longer than the server accepts (100 characters)"
+      : "the URL is not valid (check its percent escapes)";
+    const path = request.raw.url?.split("?")[0] ?? "";
+    return reply.status(definition.status).send(errorBody(shapeFor(path), definition.code, text));
+  };
+}
+
+/**
+ * JSON bodies for a Fastify scope: an empty body sent as `application/json` (as many clients
+ * send on bodyless POSTs and DELETEs) is no body; anything else must parse. Fastify's own parser
+ * does the parsing, with its guards against prototype poisoning.
+ */
+export function installJsonBodies(app: FastifyInstance): void {
+  const parse = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    if ((body as string).trim() === "") return done(null, undefined);
+    parse(request, body as string, done);
+  });
 }
 
 /**

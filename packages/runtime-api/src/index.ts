@@ -1,6 +1,12 @@
 export { accessTokenHeader } from "./access.js";
 export { apiKeyHeaders, presentedApiKey, requireApiKey } from "./auth.js";
-export { type ErrorShape, installErrorHandling, installValidation } from "./http-errors.js";
+export {
+  type ErrorShape,
+  frameworkErrorHandler,
+  installErrorHandling,
+  installJsonBodies,
+  installValidation,
+} from "./http-errors.js";
 export { type RuntimeApiOptions, runtimeApi } from "./plugin.js";
 export {
   attachUpgradeProxy,

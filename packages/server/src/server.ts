@@ -1,9 +1,11 @@
-import type { Logger, PaddockConfig } from "@paddock/common";
+import { clientErrorAnswer, type ErrorShape, type Logger, type PaddockConfig } from "@paddock/common";
 import { controlPlane, publicEndpointRoute, registerOpenApi } from "@paddock/control-plane";
 import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import {
   attachUpgradeProxy,
+  frameworkErrorHandler,
   installErrorHandling,
+  installJsonBodies,
   installValidation,
   runtimeApi,
   runtimeProxyRoute,
@@ -39,14 +41,26 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
   if (!apiKey.key)
     logger.warn("the runtime API runs WITHOUT authentication (server.allow_unauthenticated = true)");
   const stack = await openRuntimeStack(config, logger, options.stack);
+  // Each surface keeps its error shape, also for what the router and the HTTP parser refuse:
+  // /v1 answers `{code, message}`, the control plane (everything else, when served) `{code, detail}`.
+  const withControlPlane = options.controlPlane !== false;
+  const shapeFor = (path: string): ErrorShape =>
+    !withControlPlane || path === "/v1" || path.startsWith("/v1/") ? "message" : "detail";
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
+    frameworkErrors: frameworkErrorHandler(shapeFor),
+    clientErrorHandler: (error, socket) => {
+      if ((error as NodeJS.ErrnoException).code === "ECONNRESET" || socket.destroyed) return;
+      if (!socket.writable) return socket.destroy();
+      socket.end(clientErrorAnswer(error, shapeFor), () => socket.destroy());
+    },
   });
   installValidation(app);
+  installJsonBodies(app);
   let url = config.server.public_url;
   try {
-    installErrorHandling(app, "message", { logger });
+    installErrorHandling(app, shapeFor(""), { logger });
     app.get("/health", async () => ({ status: "ok" }));
     await app.register(runtimeApi, {
       prefix: "/v1",
