@@ -88,6 +88,26 @@ describe("control plane files and code", () => {
     expect((await call("DELETE", `/sandboxes/${id}/files?path=/work/x&recursive=true`)).status).toBe(204);
   });
 
+  test("code without a context keeps its state per language; a created context starts clean", async () => {
+    const run = async (body: Record<string, unknown>) =>
+      (await (await call("POST", `/sandboxes/${id}/code`, body)).json()) as Record<string, unknown>;
+    expect(await run({ code: "x = 20" })).toMatchObject({ error: null });
+    expect(await run({ code: "x + 22" })).toMatchObject({ results: [{ "text/plain": "42" }], error: null });
+    expect(await run({ code: "x + 1", language: "python" })).toMatchObject({
+      results: [{ "text/plain": "21" }],
+    });
+    // Each language has its own default context.
+    expect(await run({ code: "globalThis.y = 1", language: "javascript" })).toMatchObject({ error: null });
+    expect(await run({ code: "y + 41", language: "javascript" })).toMatchObject({
+      results: [{ "text/plain": "42" }],
+    });
+    expect(await run({ code: "y", language: "python" })).toMatchObject({ error: { name: "NameError" } });
+    const fresh = (await (
+      await call("POST", `/sandboxes/${id}/code/contexts`, { language: "python" })
+    ).json()) as { id: string };
+    expect(await run({ code: "x", contextId: fresh.id })).toMatchObject({ error: { name: "NameError" } });
+  });
+
   test("stateful code in a context", async () => {
     const context = (await (
       await call("POST", `/sandboxes/${id}/code/contexts`, { language: "python" })

@@ -4,7 +4,7 @@ import { existsSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
-import { EXECD_MOUNT } from "@paddock/common/contracts";
+import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_MOUNT } from "@paddock/common/contracts";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
 import type { Environment } from "./environment.js";
@@ -93,6 +93,8 @@ function kernelDied(reason: string) {
 /** Stateful code contexts: a long-lived interpreter per context, state kept between runs. */
 export class CodeContexts {
   private readonly contexts = new Map<string, Context>();
+  /** Default contexts being started, so concurrent first runs share one. */
+  private readonly startingDefaults = new Map<string, Promise<Context>>();
   /** Whether the image has ipykernel: asked once per execd. */
   private kernelSupport?: Promise<KernelSupport | undefined>;
 
@@ -147,14 +149,17 @@ export class CodeContexts {
     const code = optionalString(body, "code");
     if (code === undefined) throw badRequest("code is required");
     const requested = isRecord(body.context) ? body.context : {};
+    const requestedId = typeof requested.id === "string" ? requested.id : "";
+    const language = () =>
+      this.language(typeof requested.language === "string" ? requested.language : "python");
     // Without a context id the run is stateless: its context (a whole kernel, for Python in an
     // image with ipykernel) is removed when the run ends.
-    const stateless = !(typeof requested.id === "string" && requested.id);
+    const stateless = !requestedId;
     const context = stateless
-      ? await this.start(
-          this.language(typeof requested.language === "string" ? requested.language : "python"),
-        )
-      : this.find(requested.id as string);
+      ? await this.start(language())
+      : requestedId === EXECD_DEFAULT_CODE_CONTEXT
+        ? await this.defaultContext(language())
+        : this.find(requestedId);
     if (stateless) {
       if (res.destroyed) this.stop(context);
       else res.once("close", () => this.stop(context));
@@ -271,6 +276,23 @@ export class CodeContexts {
     }
   }
 
+  /**
+   * The language's default context (`default-<language>`), started on first use. Concurrent
+   * first runs share one start; a default context that was removed or whose interpreter exited
+   * is started afresh.
+   */
+  private async defaultContext(language: (typeof languages)[number]): Promise<Context> {
+    const id = `${EXECD_DEFAULT_CODE_CONTEXT}-${language}`;
+    const existing = this.contexts.get(id);
+    if (existing) return existing;
+    let starting = this.startingDefaults.get(id);
+    if (!starting) {
+      starting = this.start(language, id).finally(() => this.startingDefaults.delete(id));
+      this.startingDefaults.set(id, starting);
+    }
+    return starting;
+  }
+
   closeAll(): void {
     for (const context of [...this.contexts.values()]) {
       // Kernels run in process groups of their own: nothing else would end them.
@@ -286,8 +308,7 @@ export class CodeContexts {
     return language;
   }
 
-  private async start(language: (typeof languages)[number]): Promise<Context> {
-    const id = randomUUID();
+  private async start(language: (typeof languages)[number], id: string = randomUUID()): Promise<Context> {
     if (language === "bash") {
       const sessionId = await this.sessions.open(undefined);
       const context: Context = { id, language, busy: false, sessionId };

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { EXECD_DEFAULT_CODE_CONTEXT } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import type { FastifyRequest } from "fastify";
 import { authenticate } from "../auth-hook.js";
@@ -8,7 +9,11 @@ import { errorResponses } from "../schemas/errors.js";
 import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
 
-/** Stateful code through execd: contexts keep their state between runs. */
+/**
+ * Stateful code through execd: contexts keep their state between runs. A run without a context
+ * goes to the sandbox's default context of its language (kept by execd), so `x = 20` then
+ * `x + 22` works; a caller who wants a clean slate creates a context.
+ */
 export const codeRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
@@ -54,7 +59,9 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
     async (request) => {
       const execd = await execdFor(request);
       const { code, language, contextId } = request.body;
-      const context = contextId ? { id: contextId } : { language: language ?? "python" };
+      const context = contextId
+        ? { id: contextId }
+        : { id: EXECD_DEFAULT_CODE_CONTEXT, language: language ?? "python" };
       let stdout = "";
       let stderr = "";
       const results: Array<Record<string, unknown>> = [];
