@@ -3,8 +3,10 @@ import type { SandboxOperations, SnapshotOperations } from "@paddock/runtime";
 import { requireApiKey } from "./auth.js";
 import { installErrorHandling } from "./http-errors.js";
 import { endpointProxy, runtimeProxyRoute } from "./proxy.js";
+import { echoRequestId } from "./request-id.js";
 import { diagnosticContentRoutes, diagnosticRoutes } from "./routes/diagnostics.js";
 import { endpointRoutes } from "./routes/endpoints.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { snapshotRoutes } from "./routes/snapshots.js";
 
@@ -22,6 +24,7 @@ export interface RuntimeApiOptions {
 /** The /v1 lifecycle and diagnostics API (register with `prefix: "/v1"`). */
 export const runtimeApi: FastifyPluginAsyncTypebox<RuntimeApiOptions> = async (app, options) => {
   installErrorHandling(app, "message");
+  app.addHook("onRequest", echoRequestId);
   // JSON only: a text body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser("application/merge-patch+json", { parseAs: "string" }, (_request, body, done) => {
@@ -49,6 +52,7 @@ export const runtimeApi: FastifyPluginAsyncTypebox<RuntimeApiOptions> = async (a
     await authenticated.register(snapshotRoutes, { snapshots: options.snapshots });
     await authenticated.register(endpointRoutes, diagnostics);
     await authenticated.register(diagnosticRoutes, diagnostics);
+    await authenticated.register(metricsRoutes);
   });
   // Routes that authorise themselves: signed diagnostics links, and the proxy (API key or access token).
   await app.register(diagnosticContentRoutes, diagnostics);
