@@ -12,6 +12,23 @@ import { accessTokenHeader, issueAccessToken } from "../access.js";
 import { errorResponses } from "../schemas/common.js";
 import { Endpoint, EndpointParams, EndpointQuery } from "../schemas/sandboxes.js";
 
+/** States on their own way to Running: an endpoint asked for then is answered once it arrives. */
+const becomingRunning = new Set(["Pending", "Resuming"]);
+const settleTimeoutMs = 30_000;
+
+/**
+ * Waits (bounded) while the sandbox is on its way to Running. OpenSandbox's SDK resumes a
+ * sandbox (202, done in the background) and asks for its execd endpoint at once, then waits for
+ * execd to answer; refusing the endpoint in between would fail every SDK resume.
+ */
+async function settled(sandboxes: SandboxOperations, id: string, state: string): Promise<void> {
+  const deadline = Date.now() + settleTimeoutMs;
+  while (becomingRunning.has(state) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    state = (await sandboxes.get(id)).status.state;
+  }
+}
+
 export interface EndpointRoutesOptions {
   sandboxes: SandboxOperations;
   /** Public base URL of this server, e.g. http://127.0.0.1:8080 */
@@ -48,6 +65,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
 
       const proxied = useProxy || expires !== undefined || sandbox.secureAccess;
       if (!proxied) {
+        await settled(options.sandboxes, sandboxId, sandbox.status.state);
         const target = await options.sandboxes.target(sandboxId, port);
         return {
           endpoint: `${target.host}:${target.port}`,
