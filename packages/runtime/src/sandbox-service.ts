@@ -136,8 +136,8 @@ export class SandboxService implements SandboxOperations {
       if (volume.ossfs) invalid(`volume ${volume.name}: the ossfs backend is not supported by this runtime`);
       if (volume.subPath?.split("/").includes(".."))
         invalid(`volume ${volume.name}: subPath must not contain '..'`);
-      if (volume.pvc && volume.subPath)
-        invalid(`volume ${volume.name}: subPath is not supported for pvc volumes`);
+      if (volume.subPath?.startsWith("/"))
+        invalid(`volume ${volume.name}: subPath must be relative to the volume, not absolute`);
       if (volume.host && !hostPathAllowed(volume.host.path, config.docker.allowed_host_paths)) {
         throw new PaddockError(
           Errors.hostPathNotAllowed,

@@ -1,3 +1,4 @@
+import { lstat, mkdir } from "node:fs/promises";
 import { posix } from "node:path";
 import { Errors, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
@@ -34,10 +35,78 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
         if (volume.pvc.deleteOnSandboxTermination) labels[ownerLabel] = spec.sandboxId;
         await docker.createVolume({ Name: name, Labels: labels });
       }
-      mounts.push({ Type: "volume", Source: name, Target: volume.mountPath, ReadOnly: readOnly });
+      if (volume.subPath)
+        mounts.push(await volumeSubPathMount(docker, name, volume.subPath, volume.mountPath, readOnly));
+      else mounts.push({ Type: "volume", Source: name, Target: volume.mountPath, ReadOnly: readOnly });
     }
   }
   return mounts;
+}
+
+/** Docker mounts a named volume's subdirectory itself from Engine API 1.45 (VolumeOptions.Subpath). */
+const subpathApiVersion = [1, 45];
+
+/**
+ * A directory inside a named volume, mounted at `target`. The subpath is relative and free of
+ * `..` (checked at create), and is created when missing, as Kubernetes does for a subPath.
+ * Engines with API ≥ 1.45 mount it natively. Older engines (Debian 12's Docker 20.10 speaks 1.41)
+ * get a bind mount of the directory inside the volume's local mountpoint, walked one component at
+ * a time without following symlinks: a sandbox that wrote a symlink into the volume cannot make
+ * the mount reach outside it.
+ */
+async function volumeSubPathMount(
+  docker: Docker,
+  name: string,
+  subPath: string,
+  target: string,
+  readOnly: boolean,
+): Promise<Mount> {
+  const parts = subPath.split("/").filter((part) => part !== "" && part !== ".");
+  if (parts.length === 0) return { Type: "volume", Source: name, Target: target, ReadOnly: readOnly };
+  if (await engineAtLeast(docker, subpathApiVersion)) {
+    return {
+      Type: "volume",
+      Source: name,
+      Target: target,
+      ReadOnly: readOnly,
+      VolumeOptions: { Subpath: parts.join("/") },
+    } as Mount;
+  }
+  const { Driver, Mountpoint } = (await docker.getVolume(name).inspect()) as {
+    Driver: string;
+    Mountpoint: string;
+  };
+  if (Driver !== "local" || !(await isRealDirectory(Mountpoint))) {
+    throw new PaddockError(
+      Errors.invalidRequest,
+      `volume ${name}: subPath needs a local volume on this host or a Docker Engine with API 1.45 or later`,
+    );
+  }
+  let directory = Mountpoint;
+  for (const part of parts) {
+    directory = posix.join(directory, part);
+    await mkdir(directory).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+    if (!(await isRealDirectory(directory))) {
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `volume ${name}: subPath ${subPath} must name directories inside the volume, not symlinks or files`,
+      );
+    }
+  }
+  return { Type: "bind", Source: directory, Target: target, ReadOnly: readOnly };
+}
+
+async function isRealDirectory(path: string): Promise<boolean> {
+  const stats = await lstat(path).catch(() => undefined);
+  return stats?.isDirectory() === true;
+}
+
+async function engineAtLeast(docker: Docker, [major, minor]: number[]): Promise<boolean> {
+  const { ApiVersion } = await docker.version();
+  const [haveMajor = 0, haveMinor = 0] = ApiVersion.split(".").map(Number);
+  return haveMajor > (major ?? 0) || (haveMajor === major && haveMinor >= (minor ?? 0));
 }
 
 /** Removes the named volumes this sandbox created with deleteOnSandboxTermination. */
