@@ -18,7 +18,7 @@ export interface ReconcilerDeps {
 
 /**
  * Brings the database and the engine back into agreement after a restart or crash:
- * - a create that was in flight (Pending) either finished (execd answers → Running) or is undone;
+ * - a create that was in flight (Pending) is undone: its caller never got the id;
  * - an interrupted delete is finished; interrupted pause/resume settle on what the engine shows;
  * - a record whose container vanished or exited becomes Failed;
  * - a container the database does not know is adopted when it carries its record, else removed;
@@ -39,18 +39,12 @@ export async function reconcile(
     const live = workload?.state === "running" || workload?.state === "paused";
 
     if (state === "Pending") {
-      if (workload?.state === "running" && (await execdAnswers(deps, sandbox.id))) {
-        await sandboxes.setState(sandbox.id, "Pending", "Running", {
-          reason: "recovered",
-          containerId: workload.containerId,
-        });
-        await deps.log.record(sandbox.id, "Running", "create finished before a restart; recovered");
-      } else {
-        await runtime.removeWorkload(sandbox.id);
-        await sandboxes.remove(sandbox.id);
-        await deps.log.forget(sandbox.id);
-        counts.removed++;
-      }
+      // A create answers its caller only after it leaves Pending: no client knows this id, so
+      // the sandbox is undone (even when its execd answers) rather than left to run and bill.
+      await runtime.removeWorkload(sandbox.id);
+      await sandboxes.remove(sandbox.id);
+      await deps.log.forget(sandbox.id);
+      counts.removed++;
     } else if (state === "Stopping") {
       await deps.service.delete(sandbox.id, undefined, "delete_resumed_after_restart");
       counts.removed++;

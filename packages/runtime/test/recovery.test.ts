@@ -3,13 +3,20 @@ import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createLogger, loadConfig, newId, newSecret } from "@paddock/common";
+import { createLogger, deriveSecret, loadConfig, newId, newSecret } from "@paddock/common";
 import { createTestDatabase } from "@paddock/db";
 import { afterAll, describe, expect, test } from "vitest";
 import { openRuntimeStack, type RuntimeStack } from "../src/stack.js";
 import { openTestStack, testDocker } from "../src/testing/index.js";
 
 const fixture = join(import.meta.dirname, "fixtures/create-storm.ts");
+
+async function runningContainersOf(instance: string): Promise<string[]> {
+  const containers = await testDocker.listContainers({
+    filters: { label: [`paddock.instance=${instance}`], status: ["running"] },
+  });
+  return containers.map((container) => container.Labels["paddock.sandbox"] ?? "");
+}
 
 async function containersOf(instance: string): Promise<string[]> {
   const containers = await testDocker.listContainers({
@@ -32,10 +39,11 @@ describe("a server killed while creates are in flight", () => {
     await (await database).drop();
   });
 
-  test("comes back with every sandbox Running and listed or gone, nothing orphaned, renewals kept", async () => {
+  test("comes back without the creates no client heard of: containers removed, nothing billed, renewals kept", async () => {
     const instance = newId("crash");
+    const secretKey = newSecret();
     const overrides = {
-      server: { data_dir: mkdtempSync(join(tmpdir(), "paddock-crash-")), secret_key: newSecret(), instance },
+      server: { data_dir: mkdtempSync(join(tmpdir(), "paddock-crash-")), secret_key: secretKey, instance },
       database: { url: (await database).url },
       runtime: { execd_image: process.env.PADDOCK_TEST_CONFIG_RUNTIME_EXECD_IMAGE ?? "paddock/execd:0.1.0" },
     };
@@ -51,37 +59,70 @@ describe("a server killed while creates are in flight", () => {
       output += chunk.toString();
     });
     await expect.poll(() => output, { timeout: 60_000, interval: 50 }).toContain("in-flight");
-    // Let the creates get part of the way: rows written, containers being made.
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    child.kill("SIGKILL");
-    await once(child, "exit");
     const [, renewedId, renewedExpiry] = /renewed (\S+) (\S+)/.exec(output) ?? [];
 
-    // The kill really caught creates half-way: rows still Pending.
-    const before = await (await database).open();
-    const pending = await before.db
-      .selectFrom("sandboxes")
-      .select("id")
-      .where("state", "=", "Pending")
-      .execute();
-    await before.close();
-    expect(pending.length).toBeGreaterThan(0);
+    // Freeze the server at a moment when a create has its container running but is still
+    // Pending, let that sandbox's execd come up (the engine goes on without the server), then
+    // kill the server: the create is complete on the engine's side, yet no client got its id.
+    const observer = await (await database).open();
+    const pendingIds = async () =>
+      (await observer.db.selectFrom("sandboxes").select("id").where("state", "=", "Pending").execute()).map(
+        (row) => row.id,
+      );
+    let caught: string[] = [];
+    for (const deadline = Date.now() + 60_000; caught.length === 0 && Date.now() < deadline; ) {
+      child.kill("SIGSTOP");
+      const running = new Set(await runningContainersOf(instance));
+      caught = (await pendingIds()).filter((id) => running.has(id));
+      if (caught.length === 0) {
+        child.kill("SIGCONT");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    expect(caught.length).toBeGreaterThan(0);
+    const answered = caught[0] as string;
+    const address = (await testDocker.getContainer(answered).inspect()).NetworkSettings.Networks[
+      "paddock-sandboxes"
+    ]?.IPAddress;
+    await expect
+      .poll(
+        async () =>
+          (
+            await fetch(`http://${address}:44772/ping`, {
+              headers: { "X-EXECD-ACCESS-TOKEN": deriveSecret(secretKey, "execd", answered) },
+              signal: AbortSignal.timeout(1000),
+            }).catch(() => undefined)
+          )?.status,
+        { timeout: 30_000, interval: 100 },
+      )
+      .toBe(200);
+    const pending = await pendingIds();
+    expect(pending).toContain(answered);
+    child.kill("SIGKILL");
+    await once(child, "exit");
+    await observer.close();
 
     stack = await openRuntimeStack(loadConfig({ env: {}, overrides }), createLogger({ level: "warn" }));
     const { items } = await stack.sandboxes.list({ pageSize: 1000 });
-    for (const sandbox of items) expect(sandbox.status.state, sandbox.id).toBe("Running");
-    expect(items.map((sandbox) => sandbox.id)).toContain(renewedId);
-    expect(items.find((sandbox) => sandbox.id === renewedId)?.expiresAt).toBe(renewedExpiry);
-    // Every container of this server is a listed sandbox, and every listed sandbox has its container.
-    expect(await containersOf(instance)).toEqual(items.map((sandbox) => sandbox.id).sort());
-    // And each answers through execd.
-    for (const sandbox of items) {
-      const target = await stack.sandboxes.target(sandbox.id, 44772);
-      const response = await fetch(`http://${target.host}:${target.port}/ping`, {
-        headers: { "X-EXECD-ACCESS-TOKEN": stack.sandboxes.tokens(sandbox.id).execd },
-      });
-      expect(response.status).toBe(200);
+    // Only the sandbox whose create answered is left; its renewal is kept.
+    expect(items.map((sandbox) => sandbox.id)).toEqual([renewedId]);
+    expect(items[0]?.status.state).toBe("Running");
+    expect(items[0]?.expiresAt).toBe(renewedExpiry);
+    expect(await containersOf(instance)).toEqual([renewedId]);
+    // The interrupted creates were never metered.
+    for (const table of ["usage_meters", "sandbox_usage"] as const) {
+      const rows = await stack.database.db
+        .selectFrom(table)
+        .select("sandbox_id")
+        .where("sandbox_id", "in", pending)
+        .execute();
+      expect(rows, table).toEqual([]);
     }
+    const target = await stack.sandboxes.target(renewedId as string, 44772);
+    const response = await fetch(`http://${target.host}:${target.port}/ping`, {
+      headers: { "X-EXECD-ACCESS-TOKEN": stack.sandboxes.tokens(renewedId as string).execd },
+    });
+    expect(response.status).toBe(200);
   });
 });
 
