@@ -1,7 +1,8 @@
 // Builds the execd image: execd bundled into one file, a Node binary and the shared libraries it
 // needs (started through its own dynamic loader, so it runs in any glibc or non-glibc image),
-// tini as PID 1, and a static busybox for isolated sessions. Skips the build when an image with
-// the same content exists; --force rebuilds.
+// tini as PID 1, and for isolated sessions a static busybox and util-linux's unshare (glibc, started
+// through the same loader). Skips the build when an image with the same content exists; --force
+// rebuilds.
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
@@ -77,15 +78,20 @@ try {
   // Isolated sessions need unshare and mount whatever the user's image holds: Debian's static busybox.
   const busybox = "/bin/busybox";
   if (!existsSync(busybox)) throw new Error(`${busybox} is missing: apt-get install busybox-static`);
+  // Busybox's unshare cannot map root where /proc/self/setgroups is missing (gVisor); util-linux's can.
+  const unshare = "/usr/bin/unshare";
+  if (!existsSync(unshare)) throw new Error(`${unshare} is missing: apt-get install util-linux`);
   copyFileSync(node, join(root, "bin", "node"));
+  copyFileSync(unshare, join(root, "bin", "unshare"));
+  chmodSync(join(root, "bin", "unshare"), 0o755);
   copyFileSync(tini, join(root, "bin", "tini"));
   copyFileSync(busybox, join(root, "bin", "busybox"));
   chmodSync(join(root, "bin", "node"), 0o755);
   chmodSync(join(root, "bin", "tini"), 0o755);
   chmodSync(join(root, "bin", "busybox"), 0o755);
   // Every shared library node links against, and the loader itself under the name the contract uses.
-  const libraries = execFileSync("ldd", [node], { encoding: "utf8" })
-    .split("\n")
+  const libraries = [node, unshare]
+    .flatMap((binary) => execFileSync("ldd", [binary], { encoding: "utf8" }).split("\n"))
     .map((line) => /(\/\S+) \(0x/.exec(line)?.[1])
     .filter((path) => path !== undefined);
   for (const library of libraries) {
@@ -94,7 +100,7 @@ try {
   }
 
   const hash = createHash("sha256");
-  for (const file of ["execd.js", "bin/node", "bin/tini", "bin/busybox"])
+  for (const file of ["execd.js", "bin/node", "bin/tini", "bin/busybox", "bin/unshare"])
     hash.update(readFileSync(join(root, file)));
   const contentHash = hash.digest("hex").slice(0, 16);
   const existing = (() => {
