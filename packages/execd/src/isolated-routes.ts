@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { SseParser } from "@paddock/common/sse";
+import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
+import { type SseEvent, SseParser } from "@paddock/common/sse";
 import {
   badRequest,
   ExecdError,
@@ -13,10 +14,12 @@ import {
   sendJson,
 } from "./http.js";
 import { agentJson, agentRequest, readText } from "./isolated-agent.js";
-import type { IsolationSupport } from "./isolated-capabilities.js";
+import { type IsolationSupport, isolationFeatures } from "./isolated-capabilities.js";
 import { commitChanges, diffTar } from "./isolated-changes.js";
 import type { IsolatedSession, IsolatedSessions } from "./isolated-sessions.js";
 import { parseSessionSpec } from "./isolated-spec.js";
+import { shellQuote } from "./sessions.js";
+import { openSse } from "./sse-response.js";
 
 /** Session routes forwarded as they are to the session's agent (it serves the merged tree). */
 const agentRoutes = new Set([
@@ -49,11 +52,11 @@ export async function handleIsolated(
     allow(method, "GET", url);
     return sendJson(res, 200, capabilitiesBody(support));
   }
-  if (!support.mountNamespace) {
+  if (!support.features.mount_namespace.available) {
     throw new ExecdError(
       503,
       "isolation_unavailable",
-      `isolated sessions are unavailable in this sandbox: ${support.reasons.join("; ")}`,
+      `isolated sessions are unavailable in this sandbox: ${support.features.mount_namespace.reason}`,
     );
   }
   if (path === "session") {
@@ -81,7 +84,7 @@ export async function handleIsolated(
   }
   if (rest === "run") {
     allow(method, "POST", url);
-    return run(sessions.get(id, { use: true }), req, res);
+    return run(sessions, sessions.get(id, { use: true }), req, res);
   }
   const runRoute = /^runs\/([^/]+)(\/logs)?$/.exec(rest);
   if (runRoute) {
@@ -117,29 +120,28 @@ function allow(method: string, expected: string, url: URL): void {
 }
 
 function capabilitiesBody(support: IsolationSupport) {
-  const reason = support.reasons.join("; ");
-  const feature = (available: boolean) => (available ? { available } : { available, reason });
+  const { features } = support;
+  const overlay = features.overlay.available;
+  const unavailable = isolationFeatures.filter((name) => !features[name].available);
+  const reason = unavailable.map((name) => `${name}: ${features[name].reason}`).join("; ");
   return {
-    available: support.overlay,
+    available: overlay,
     isolator: "paddock-overlay",
-    version: "1",
-    ...(support.overlay && support.privateProc ? {} : { message: reason, reason }),
-    setpriv_available: support.overlay,
-    userns_available: support.mountNamespace,
-    diff_supported: support.overlay,
-    commit_supported: support.overlay,
-    overlay: support.overlay,
-    mount_namespace: support.mountNamespace,
-    pid_namespace: support.pidNamespace && support.mountNamespace,
-    private_proc: support.privateProc,
+    version: "2",
+    ...(unavailable.length > 0 ? { message: reason, reason } : {}),
+    setpriv_available: overlay,
+    userns_available: features.mount_namespace.available,
+    diff_supported: overlay,
+    commit_supported: overlay,
+    overlay,
+    mount_namespace: features.mount_namespace.available,
+    pid_namespace: features.pid_namespace.available,
+    private_proc: features.private_proc.available,
+    binds_supported: features.binds.available,
     features: {
-      user_namespace: feature(support.userNamespace),
-      mount_namespace: feature(support.mountNamespace),
-      pid_namespace: feature(support.pidNamespace && support.mountNamespace),
-      overlay: feature(support.overlay),
-      private_proc: feature(support.privateProc),
-      diff: feature(support.overlay),
-      commit: feature(support.overlay),
+      ...features,
+      diff: features.overlay,
+      commit: features.overlay,
     },
   };
 }
@@ -154,45 +156,133 @@ function summary(sessions: IsolatedSessions, session: IsolatedSession) {
   };
 }
 
-/** Runs code through the agent's /command in the workspace: SSE in the foreground, a handle in the background. */
-async function run(session: IsolatedSession, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/**
+ * Runs code in the session. Foreground runs share the session's shell (its directory and
+ * variables carry over) and stream SSE; background runs start afresh in the workspace through
+ * the agent's /command and answer a handle.
+ */
+async function run(
+  sessions: IsolatedSessions,
+  session: IsolatedSession,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const body = await readObject(req);
   if (typeof body.code !== "string" || body.code === "") throw badRequest("code is required");
   const envs = optionalStringMap(body, "envs");
+  for (const name of Object.keys(envs ?? {}))
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw badRequest(`envs: ${name} is not a variable name`);
   const timeoutSeconds = optionalInteger(body, "timeout_seconds");
   if (body.background !== undefined && typeof body.background !== "boolean")
     throw badRequest("background must be a boolean");
-  const background = body.background === true;
+  const framing = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
+  const headers: Record<string, string | string[]> =
+    framing === undefined ? {} : { [EXECD_OUTPUT_FRAMING_HEADER]: framing };
+  if (body.background === true) return runInBackground(session, body.code, envs, res);
+  const shell = await sessions.shell(session);
+  if (shell === undefined) return runAlone(session, body.code, envs, timeoutSeconds, headers, res);
+
+  const exports = Object.entries(envs ?? {})
+    .map(([name, value]) => `export ${name}=${shellQuote(value)}\n`)
+    .join("");
+  const answer = await agentRequest(session.agent, "POST", `/session/${encodeURIComponent(shell)}/run`, {
+    headers,
+    body: JSON.stringify({
+      command: exports + body.code,
+      ...(timeoutSeconds ? { timeout: timeoutSeconds * 1000 } : {}),
+    }),
+  });
+  if (answer.statusCode !== 200) {
+    const text = await readText(answer);
+    if (answer.statusCode === 409)
+      throw new ExecdError(409, "session_busy", `isolated session ${session.id} is already running code`);
+    if (answer.statusCode === 404) session.shell = undefined;
+    throw new ExecdError(
+      502,
+      "agent_failed",
+      `the session's shell did not run the code: ${text.slice(0, 500)}`,
+    );
+  }
+  const sse = openSse(res);
+  res.on("close", () => answer.destroy());
+  const parser = new SseParser();
+  const forward = (events: SseEvent[]) => {
+    for (const event of events) {
+      // The shell ended (a timeout kills it, `exit` ends it): the next run opens a new one.
+      if (
+        event.type === "error" &&
+        (event.error as { ename?: string } | undefined)?.ename === "SessionError"
+      ) {
+        session.shell = undefined;
+        const evalue = String((event.error as { evalue?: unknown }).evalue ?? "");
+        if (evalue.startsWith("timed out")) event.error = { ename: "CommandTimeout", evalue, traceback: [] };
+      }
+      sse.send(event);
+    }
+  };
+  answer.setEncoding("utf8");
+  try {
+    for await (const chunk of answer) forward(parser.push(chunk as string));
+    forward(parser.end());
+  } catch {
+    // The client went away and took the stream with it.
+  }
+  sse.end();
+}
+
+/** A foreground run on its own, in the workspace: for images without bash, which has no shell to share. */
+async function runAlone(
+  session: IsolatedSession,
+  code: string,
+  envs: Record<string, string> | undefined,
+  timeoutSeconds: number | undefined,
+  headers: Record<string, string | string[]>,
+  res: ServerResponse,
+): Promise<void> {
   const command = {
-    command: body.code,
+    command: code,
     cwd: session.spec.workspace.path,
     ...(envs ? { envs } : {}),
-    ...(timeoutSeconds && !background ? { timeout: timeoutSeconds * 1000 } : {}),
-    background,
+    ...(timeoutSeconds ? { timeout: timeoutSeconds * 1000 } : {}),
   };
-  const answer = await agentRequest(session.agent, "POST", "/command", { body: JSON.stringify(command) });
-  if (background) {
-    const text = await readText(answer);
-    const parser = new SseParser();
-    const init = parser
-      .push(text)
-      .concat(parser.end())
-      .find((event) => event.type === "init");
-    if (answer.statusCode !== 200 || typeof init?.text !== "string")
-      throw new ExecdError(
-        502,
-        "agent_failed",
-        `the session's agent did not start the run: ${text.slice(0, 500)}`,
-      );
-    session.backgroundRuns.add(init.text);
-    sendJson(res, 202, { session_id: session.id, run_id: init.text, started_at: new Date().toISOString() });
-    return;
-  }
+  const answer = await agentRequest(session.agent, "POST", "/command", {
+    headers,
+    body: JSON.stringify(command),
+  });
   res.writeHead(answer.statusCode ?? 502, answer.headers);
   res.flushHeaders();
   // A client that goes away takes its run with it (the agent kills the command's group).
   res.on("close", () => answer.destroy());
   await pipeline(answer, res).catch(() => undefined);
+}
+
+async function runInBackground(
+  session: IsolatedSession,
+  code: string,
+  envs: Record<string, string> | undefined,
+  res: ServerResponse,
+): Promise<void> {
+  const command = {
+    command: code,
+    cwd: session.spec.workspace.path,
+    ...(envs ? { envs } : {}),
+    background: true,
+  };
+  const answer = await agentRequest(session.agent, "POST", "/command", { body: JSON.stringify(command) });
+  const text = await readText(answer);
+  const parser = new SseParser();
+  const init = parser
+    .push(text)
+    .concat(parser.end())
+    .find((event) => event.type === "init");
+  if (answer.statusCode !== 200 || typeof init?.text !== "string")
+    throw new ExecdError(
+      502,
+      "agent_failed",
+      `the session's agent did not start the run: ${text.slice(0, 500)}`,
+    );
+  session.backgroundRuns.add(init.text);
+  sendJson(res, 202, { session_id: session.id, run_id: init.text, started_at: new Date().toISOString() });
 }
 
 async function runStatus(session: IsolatedSession, runId: string, res: ServerResponse): Promise<void> {

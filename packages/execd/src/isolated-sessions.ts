@@ -6,7 +6,14 @@ import { EXECD_MOUNT, EXECD_TOKEN_ENV, stashNodeVariables } from "@paddock/commo
 import type { Environment } from "./environment.js";
 import { ExecdError, notFound } from "./http.js";
 import { type AgentAddress, agentJson, ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
-import { busybox, type IsolationSupport, probeIsolation, sessionsRoot } from "./isolated-capabilities.js";
+import {
+  busybox,
+  type IsolationFeature,
+  type IsolationSupport,
+  probeIsolation,
+  sessionsRoot,
+  unshare,
+} from "./isolated-capabilities.js";
 import type { OverlayViews } from "./isolated-changes.js";
 import type { SessionSpec } from "./isolated-spec.js";
 
@@ -25,26 +32,57 @@ export interface IsolatedSession {
   idleTimer?: NodeJS.Timeout;
   /** Background runs started through the session, for idle collection. */
   backgroundRuns: Set<string>;
+  /** The agent's bash session that foreground runs share, once opened. */
+  shell?: string;
 }
 
 /** How long a new session's agent may take to answer. */
 const startTimeoutMs = 20_000;
 
-/** Builds the session's mounts inside its namespaces, then becomes the session's init. */
+/**
+ * Builds the session's mounts inside its namespaces, then becomes the session's init. Arguments:
+ * busybox, the session's directory, the workspace, its mode, the profile, the overlay's extra
+ * options, how to make a path read-only (`remount` or `overlay`), then `source dest ro|rw` per
+ * bind, `--` and the init.
+ */
 const sessionScript = [
   "set -e",
-  'B="$1"; D="$2"; W="$3"; M="$4"; P="$5"; shift 5',
+  'B="$1"; D="$2"; W="$3"; M="$4"; P="$5"; X="$6"; V="$7"; shift 7',
   '"$B" mount -t tmpfs -o mode=0700 tmpfs "$D"',
+  '"$B" mkdir "$D/empty"; N=0',
+  // Read-only: a remounted bind where the read-only flag gets locked, else (V=overlay) an overlay
+  // without an upper directory, which has nowhere to write whatever its flags say.
+  "readonly_dir() {",
+  '  if [ "$V" = overlay ]; then "$B" mount -t overlay overlay -o "${X}lowerdir=$1:$D/empty" "$2"',
+  '  else "$B" mount -o rbind "$1" "$2"; "$B" mount -o remount,bind,ro "$2"; fi',
+  "}",
+  "readonly_file() {",
+  '  if [ "$V" = overlay ]; then N=$((N+1)); "$B" mkdir "$D/ro$N"',
+  '    readonly_dir "$("$B" dirname "$1")" "$D/ro$N"; "$B" mount -o bind "$D/ro$N/$("$B" basename "$1")" "$2"',
+  '  else "$B" mount -o bind "$1" "$2"; "$B" mount -o remount,bind,ro "$2"; fi',
+  "}",
   'case "$M" in',
   '  overlay) "$B" mkdir "$D/upper" "$D/work"',
-  '    "$B" mount -t overlay overlay -o "userxattr,lowerdir=$W,upperdir=$D/upper,workdir=$D/work" "$W" ;;',
-  '  ro) "$B" mount -o bind "$W" "$W"; "$B" mount -o remount,bind,ro "$W" ;;',
+  '    "$B" mount -t overlay overlay -o "${X}lowerdir=$W,upperdir=$D/upper,workdir=$D/work" "$W" ;;',
+  '  ro) readonly_dir "$W" "$W" ;;',
   "esac",
-  // strict: the rest of the filesystem read-only, and a /tmp of the session's own.
+  // strict: a /tmp of the session's own (before the binds, so a bind under /tmp stays visible).
   'if [ "$P" = strict ]; then',
   '  case "$W" in /tmp|/tmp/*) ;; *) "$B" mount -t tmpfs -o mode=1777 tmpfs /tmp ;; esac',
-  '  "$B" mount -o remount,bind,ro /',
   "fi",
+  // Binds; a missing destination is made (a directory, or an empty file for a file).
+  'while [ "$1" != -- ]; do',
+  '  S="$1"; T="$2"; R="$3"; shift 3',
+  '  if [ ! -e "$T" ]; then',
+  '    if [ -d "$S" ]; then "$B" mkdir -p "$T"; else "$B" mkdir -p "$("$B" dirname "$T")"; : > "$T"; fi',
+  "  fi",
+  '  if [ "$R" = rw ]; then "$B" mount -o rbind "$S" "$T"',
+  '  elif [ -d "$S" ]; then readonly_dir "$S" "$T"',
+  '  else readonly_file "$S" "$T"; fi',
+  "done",
+  "shift",
+  // strict: the rest of the filesystem read-only; the workspace and binds are mounts of their own.
+  'if [ "$P" = strict ]; then "$B" mount -o remount,bind,ro /; fi',
   // A fresh /proc where the runtime allows it; otherwise the sandbox's stays (see capabilities).
   '"$B" mount -t proc proc /proc 2>/dev/null || true',
   'exec "$@"',
@@ -64,15 +102,17 @@ export class IsolatedSessions {
   }
 
   async create(spec: SessionSpec): Promise<IsolatedSession> {
-    const support = await this.capabilities();
-    const needed = spec.workspace.mode === "overlay" ? support.overlay : support.mountNamespace;
-    if (!needed) {
+    const { features, overlayOptions } = await this.capabilities();
+    const needed: IsolationFeature = spec.workspace.mode === "overlay" ? "overlay" : "mount_namespace";
+    if (!features[needed].available) {
       throw new ExecdError(
         503,
         "isolation_unavailable",
-        `isolated sessions are unavailable in this sandbox: ${support.reasons.join("; ")}`,
+        `isolated sessions are unavailable in this sandbox: ${features[needed].reason}`,
       );
     }
+    if (spec.binds.length > 0 && !features.binds.available)
+      throw new ExecdError(501, "not_supported", `binds are not supported here: ${features.binds.reason}`);
     const workspace = await stat(spec.workspace.path).catch(() => undefined);
     if (!workspace?.isDirectory())
       throw new ExecdError(
@@ -80,6 +120,10 @@ export class IsolatedSessions {
         "invalid_request",
         `workspace.path ${spec.workspace.path} is not a directory`,
       );
+    for (const bind of spec.binds) {
+      if (!(await stat(bind.source).catch(() => undefined)))
+        throw new ExecdError(400, "invalid_request", `bind source ${bind.source} does not exist`);
+    }
 
     const id = randomUUID();
     const dir = join(sessionsRoot, id);
@@ -89,10 +133,11 @@ export class IsolatedSessions {
     const environment = stashNodeVariables(passthrough(this.env.forProcess(), spec));
     environment[ISOLATED_AGENT_SOCKET_ENV] = join(dir, "agent.sock");
     environment[EXECD_TOKEN_ENV] = agent.token;
+    const [file, ...prefix] = unshare as [string, ...string[]];
     const holder = spawn(
-      busybox,
+      file,
       [
-        "unshare",
+        ...prefix,
         "-r",
         "-m",
         "-p",
@@ -108,6 +153,13 @@ export class IsolatedSessions {
         spec.workspace.path,
         spec.workspace.mode,
         spec.profile ?? "balanced",
+        overlayOptions,
+        features.locked_read_only.available ? "remount" : "overlay",
+        ...spec.binds.flatMap((bind) => [bind.source, bind.dest, bind.readonly ? "ro" : "rw"]),
+        "--",
+        // A nested user and mount namespace locks every mount the script made: the session
+        // cannot unmount its overlay to reach the real workspace, nor remount a read-only path.
+        ...(features.locked_mounts.available ? [...unshare, "-r", "-m", "--"] : []),
         ...agentCommand(),
       ],
       { detached: true, stdio: ["ignore", "ignore", "pipe"], env: environment },
@@ -146,6 +198,28 @@ export class IsolatedSessions {
     this.sessions.set(id, session);
     this.touch(session);
     return session;
+  }
+
+  /**
+   * The session's shell: one bash in the agent whose working directory, variables and functions
+   * carry over from run to run. Opened on first use, and again after it ended (`exit`, a
+   * timeout), then in the workspace. Undefined when the image has no bash.
+   */
+  async shell(session: IsolatedSession): Promise<string | undefined> {
+    if (session.shell) return session.shell;
+    const { status, body } = await agentJson(session.agent, "POST", "/session", {
+      cwd: session.spec.workspace.path,
+    });
+    if (status === 501) return undefined;
+    const opened = (body as { session_id?: unknown }).session_id;
+    if (status !== 200 || typeof opened !== "string")
+      throw new ExecdError(
+        502,
+        "agent_failed",
+        `the session's agent did not open a shell: ${JSON.stringify(body)}`,
+      );
+    session.shell = opened;
+    return opened;
   }
 
   list(): IsolatedSession[] {

@@ -16,6 +16,7 @@ describe("an isolated session's create request", () => {
   test("defaults: overlay, balanced sharing of the network, root", () => {
     expect(parseSessionSpec({ workspace: { path: "/workspace/" } })).toEqual({
       workspace: { path: "/workspace", mode: "overlay" },
+      binds: [],
       share_net: true,
       uid: 0,
       gid: 0,
@@ -37,6 +38,20 @@ describe("an isolated session's create request", () => {
     });
   });
 
+  test("binds default their destination to the source; extra_writable paths are read-write binds", () => {
+    expect(
+      parseSessionSpec({
+        workspace: { path: "/w" },
+        binds: [{ source: "/srv/data/", dest: "/mnt/data", readonly: true }, { source: "/srv/out" }],
+        extra_writable: ["/var/cache"],
+      }).binds,
+    ).toEqual([
+      { source: "/srv/data", dest: "/mnt/data", readonly: true },
+      { source: "/srv/out", dest: "/srv/out", readonly: false },
+      { source: "/var/cache", dest: "/var/cache", readonly: false },
+    ]);
+  });
+
   test("wrong shapes are 400, options the mechanism cannot honour are 501", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{}, "400 invalid_request"],
@@ -56,8 +71,13 @@ describe("an isolated session's create request", () => {
       [{ workspace: { path: "/w" }, idle_timeout_seconds: 1.5 }, "400 invalid_request"],
       [{ workspace: { path: "/w" }, share_net: "no" }, "400 invalid_request"],
       [{ workspace: { path: "/w" }, binds: "/tmp" }, "400 invalid_request"],
-      [{ workspace: { path: "/w" }, binds: [{ source: "/tmp" }] }, "501 not_supported"],
-      [{ workspace: { path: "/w" }, extra_writable: ["/tmp"] }, "501 not_supported"],
+      [{ workspace: { path: "/w" }, binds: [{ source: "tmp" }] }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, binds: [{ source: "/tmp", dest: "/sys/x" }] }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, binds: [{ source: "/a,b" }] }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, binds: [{ source: "/tmp", readonly: 1 }] }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, binds: ["/tmp"] }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, extra_writable: "/tmp" }, "400 invalid_request"],
+      [{ workspace: { path: "/w" }, extra_writable: ["/"] }, "400 invalid_request"],
       [{ workspace: { path: "/w" }, share_net: false }, "501 not_supported"],
       [{ workspace: { path: "/w" }, uid: 1000 }, "501 not_supported"],
       [{ workspace: { path: "/w" }, gid: 1000 }, "501 not_supported"],

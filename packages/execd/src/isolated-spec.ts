@@ -4,6 +4,8 @@ import { badRequest, ExecdError, isRecord } from "./http.js";
 export interface SessionSpec {
   profile?: "strict" | "balanced";
   workspace: { path: string; mode: "overlay" | "ro" | "rw" };
+  /** Paths of the sandbox mounted into the session; `extra_writable` entries are read-write binds. */
+  binds: Bind[];
   share_net: boolean;
   env_passthrough?: { mode?: "allow" | "deny"; keys?: string[] };
   uid: number;
@@ -11,6 +13,15 @@ export interface SessionSpec {
   uid_mode: "setpriv" | "userns";
   idle_timeout_seconds?: number;
 }
+
+export interface Bind {
+  source: string;
+  dest: string;
+  readonly: boolean;
+}
+
+/** Paths a session may neither overlay nor bind: the runtime's own and execd's. */
+const systemPaths = ["/proc", "/sys", "/dev", "/opt/paddock", "/run/paddock-isolated"];
 
 const notSupported = (message: string) => new ExecdError(501, "not_supported", message);
 
@@ -21,14 +32,7 @@ const notSupported = (message: string) => new ExecdError(501, "not_supported", m
 export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const workspace = body.workspace;
   if (!isRecord(workspace)) throw badRequest("workspace is required: {path, mode}");
-  const path = workspace.path;
-  if (typeof path !== "string" || !path.startsWith("/"))
-    throw badRequest("workspace.path must be an absolute path");
-  const normalized = path.length > 1 ? path.replace(/\/+$/, "") : path;
-  if (normalized === "/" || /[,:\\\n]/.test(normalized) || normalized.split("/").includes(".."))
-    throw badRequest("workspace.path must be a directory other than / without , : \\ or ..");
-  if (["/proc", "/sys", "/dev", "/opt/paddock", "/run/paddock-isolated"].some((p) => within(normalized, p)))
-    throw badRequest(`workspace.path ${normalized} is a system path`);
+  const normalized = sessionPath(workspace.path, "workspace.path");
   const mode = workspace.mode ?? "overlay";
   if (mode !== "overlay" && mode !== "ro" && mode !== "rw")
     throw badRequest("workspace.mode must be overlay, ro or rw");
@@ -36,12 +40,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const profile = body.profile;
   if (profile !== undefined && profile !== "strict" && profile !== "balanced")
     throw badRequest("profile must be strict or balanced");
-  for (const key of ["extra_writable", "binds"]) {
-    const value = body[key];
-    if (value !== undefined && !Array.isArray(value)) throw badRequest(`${key} must be an array`);
-    if (Array.isArray(value) && value.length > 0)
-      throw notSupported(`${key} is not supported: a session writes only through its workspace overlay`);
-  }
+  const binds = [...parseBinds(body.binds), ...parseExtraWritable(body.extra_writable)];
   if (body.share_net !== undefined && typeof body.share_net !== "boolean")
     throw badRequest("share_net must be a boolean");
   if (body.share_net === false) {
@@ -77,6 +76,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   return {
     ...(profile ? { profile } : {}),
     workspace: { path: normalized, mode },
+    binds,
     share_net: true,
     ...(envPassthrough ? { env_passthrough: envPassthrough } : {}),
     uid: 0,
@@ -84,6 +84,41 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
     uid_mode: uidMode,
     ...(idle !== undefined ? { idle_timeout_seconds: idle } : {}),
   };
+}
+
+/** An absolute path a session may mount: no `..`, not `/` nor a system path, without `,` `:` `\\`. */
+function sessionPath(path: unknown, field: string): string {
+  if (typeof path !== "string" || !path.startsWith("/"))
+    throw badRequest(`${field} must be an absolute path`);
+  const normalized = path.length > 1 ? path.replace(/\/+$/, "") : path;
+  if (normalized === "/" || /[,:\\\n]/.test(normalized) || normalized.split("/").includes(".."))
+    throw badRequest(`${field} must be a path other than / without , : \\ or ..`);
+  if (systemPaths.some((system) => within(normalized, system)))
+    throw badRequest(`${field} ${normalized} is a system path`);
+  return normalized;
+}
+
+function parseBinds(value: unknown): Bind[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw badRequest("binds must be an array of {source, dest, readonly}");
+  return value.map((entry, index) => {
+    if (!isRecord(entry)) throw badRequest(`binds[${index}] must be {source, dest, readonly}`);
+    const source = sessionPath(entry.source, `binds[${index}].source`);
+    const dest = entry.dest === undefined ? source : sessionPath(entry.dest, `binds[${index}].dest`);
+    if (entry.readonly !== undefined && typeof entry.readonly !== "boolean")
+      throw badRequest(`binds[${index}].readonly must be a boolean`);
+    return { source, dest, readonly: entry.readonly === true };
+  });
+}
+
+/** `extra_writable` paths are read-write binds of a path onto itself. */
+function parseExtraWritable(value: unknown): Bind[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw badRequest("extra_writable must be an array of paths");
+  return value.map((entry, index) => {
+    const path = sessionPath(entry, `extra_writable[${index}]`);
+    return { source: path, dest: path, readonly: false };
+  });
 }
 
 function optionalId(body: Record<string, unknown>, key: string): number | undefined {

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { SseEvent } from "@paddock/common";
+import { EXECD_OUTPUT_FRAMING_HEADER, type SseEvent } from "@paddock/common";
 import type { TestStack } from "@paddock/runtime/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
@@ -22,9 +22,18 @@ async function createSession(execd: ExecdClient, body: Record<string, unknown> =
   return answer.session_id;
 }
 
-/** Runs shell code in a session in the foreground: stdout, stderr and the terminal event. */
-async function runIn(execd: ExecdClient, session: string, code: string) {
-  const events: SseEvent[] = await execd.events(`/v1/isolated/session/${session}/run`, { code });
+/** Runs shell code in a session in the foreground: stdout, stderr (exact bytes) and the terminal event. */
+async function runIn(
+  execd: ExecdClient,
+  session: string,
+  code: string,
+  options: Record<string, unknown> = {},
+) {
+  const events: SseEvent[] = await execd.events(
+    `/v1/isolated/session/${session}/run`,
+    { code, ...options },
+    { [EXECD_OUTPUT_FRAMING_HEADER]: "chunks" },
+  );
   const text = (type: string) =>
     events
       .filter((event) => event.type === type)
@@ -75,16 +84,27 @@ describe("execd isolated sessions under runc", () => {
       diff_supported: true,
       commit_supported: true,
       userns_available: true,
-      features: { overlay: { available: true }, diff: { available: true }, commit: { available: true } },
+      binds_supported: true,
+      features: {
+        user_namespace: { available: true },
+        mount_namespace: { available: true },
+        pid_namespace: { available: true },
+        overlay: { available: true },
+        binds: { available: true },
+        locked_mounts: { available: true },
+        locked_read_only: { available: true },
+        diff: { available: true },
+        commit: { available: true },
+      },
     });
     // Docker masks parts of the sandbox's /proc, so the kernel refuses a fresh one in a user
-    // namespace: capabilities say so rather than claim a private /proc.
+    // namespace: capabilities say so, and why, rather than claim a private /proc.
     expect(capabilities.private_proc).toBe(false);
     expect(capabilities.features.private_proc).toMatchObject({
       available: false,
-      reason: expect.any(String),
+      reason: expect.stringMatching(/fully visible.*masks.*the runtime said: .*[Pp]ermission denied/),
     });
-    expect(capabilities.message).toMatch(/\/proc/);
+    expect(capabilities.message).toMatch(/^private_proc: /);
   });
 
   test("a session sees the workspace, and its writes stay out of it until commit", async () => {
@@ -407,9 +427,44 @@ describe("execd isolated sessions under runc", () => {
       [
         "POST",
         "/v1/isolated/session",
-        '{"workspace":{"path":"/workspace"},"binds":[{"source":"/tmp"}]}',
-        501,
-        "not_supported",
+        '{"workspace":{"path":"/workspace"},"binds":[{"source":"/nowhere"}]}',
+        400,
+        "invalid_request",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"binds":{}}',
+        400,
+        "invalid_request",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"binds":[{"source":"tmp"}]}',
+        400,
+        "invalid_request",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"binds":[{"source":"/tmp","dest":"/proc/x"}]}',
+        400,
+        "invalid_request",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"binds":[{"source":"/tmp","readonly":"yes"}]}',
+        400,
+        "invalid_request",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"extra_writable":["/a/../etc"]}',
+        400,
+        "invalid_request",
       ],
       [
         "POST",
@@ -441,6 +496,7 @@ describe("execd isolated sessions under runc", () => {
       [`/v1/isolated/session/${id}/run`, "{}", 400],
       [`/v1/isolated/session/${id}/run`, '{"code":"true","background":"yes"}', 400],
       [`/v1/isolated/session/${id}/run`, '{"code":"true","timeout_seconds":-1}', 400],
+      [`/v1/isolated/session/${id}/run`, '{"code":"true","envs":{"A B":"x"}}', 400],
     ] as const) {
       const response = await execd.fetch(path, { method: "POST", body });
       expect(response.status, `${path} ${body}`).toBe(status);
@@ -458,37 +514,183 @@ describe("execd isolated sessions under gvisor", () => {
 
   beforeAll(async () => {
     ({ t, execd } = await sandboxWithExecd("gvisor", { image: { uri: "paddock/base:bookworm" } }));
+    const setup = await execd.run(
+      `mkdir -p ${workspace}/old-dir && echo x > ${workspace}/old-dir/x.txt && echo change-me > ${workspace}/change.txt`,
+    );
+    expect(setup.exitCode).toBe(0);
   });
   afterAll(async () => {
     await t?.dispose();
   });
 
-  test("capabilities say the runtime refuses, and why", async () => {
+  test("capabilities: everything a session needs works, a private /proc included", async () => {
     const capabilities = await execd.json("/v1/isolated/capabilities");
     expect(capabilities).toMatchObject({
-      available: false,
-      overlay: false,
-      diff_supported: false,
-      commit_supported: false,
-      message: expect.stringMatching(/user namespace/),
-      features: { overlay: { available: false, reason: expect.stringMatching(/\S/) } },
+      available: true,
+      overlay: true,
+      mount_namespace: true,
+      pid_namespace: true,
+      private_proc: true,
+      binds_supported: true,
+      diff_supported: true,
+      commit_supported: true,
     });
+    const { locked_read_only, ...others } = capabilities.features;
+    for (const feature of Object.values(others)) expect(feature).toEqual({ available: true });
+    // gVisor lets a nested user namespace remount an inherited read-only mount read-write.
+    expect(locked_read_only).toEqual({
+      available: false,
+      reason: expect.stringMatching(/MNT_LOCK_READONLY/),
+    });
+    expect(capabilities.message).toMatch(/^locked_read_only: /);
   });
 
-  test("every session route answers 503 isolation_unavailable with the reason", async () => {
-    const cases: Array<[string, string, string | undefined]> = [
-      ["POST", "/v1/isolated/session", JSON.stringify({ workspace: { path: "/tmp" } })],
-      ["GET", "/v1/isolated/sessions", undefined],
-      ["GET", "/v1/isolated/session/00000000-0000-0000-0000-000000000000/diff", undefined],
-      ["POST", "/v1/isolated/session/00000000-0000-0000-0000-000000000000/commit", undefined],
-    ];
-    for (const [method, path, body] of cases) {
-      const response = await execd.fetch(path, { method, ...(body === undefined ? {} : { body }) });
-      expect(response.status, `${method} ${path}`).toBe(503);
-      expect(await response.json()).toMatchObject({
-        code: "isolation_unavailable",
-        message: expect.stringContaining("unavailable in this sandbox"),
-      });
-    }
+  test("an overlay session keeps its writes to itself; diff and commit carry them over", async () => {
+    const id = await createSession(execd);
+    const changed = await runIn(
+      execd,
+      id,
+      "echo new > new.txt && echo changed > change.txt && rm -rf old-dir && ls",
+    );
+    expect(changed.stdout, changed.stderr).toBe("change.txt\nnew.txt\n");
+    expect((await execd.run(`ls ${workspace}; cat ${workspace}/change.txt`)).stdout).toBe(
+      "change.txt\nold-dir\nchange-me\n",
+    );
+    const { names, dir } = untar(
+      Buffer.from(await (await execd.fetch(`/v1/isolated/session/${id}/diff`)).arrayBuffer()),
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(names.sort()).toEqual([".wh.old-dir", "change.txt", "new.txt"]);
+    const commit = await execd.fetch(`/v1/isolated/session/${id}/commit`, { method: "POST" });
+    expect(commit.status).toBe(200);
+    expect((await execd.run(`ls ${workspace}; cat ${workspace}/change.txt`)).stdout).toBe(
+      "change.txt\nnew.txt\nchanged\n",
+    );
+    expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
   });
 });
+
+describe.each(["runc", "gvisor"] as const)(
+  "execd isolated sessions under %s: shell, binds, locks, /proc",
+  (secure) => {
+    let t: TestStack;
+    let execd: ExecdClient;
+
+    beforeAll(async () => {
+      ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/base:bookworm" } }));
+      const setup = await execd.run(
+        `mkdir -p ${workspace} /srv/data /srv/out && echo data > /srv/data/d.txt && echo file > /srv/one.txt`,
+      );
+      expect(setup.exitCode).toBe(0);
+    });
+    afterAll(async () => {
+      await t?.dispose();
+    });
+
+    test("runs of one session share one shell: directory, variables and functions carry over", async () => {
+      const id = await createSession(execd);
+      expect((await runIn(execd, id, "cd /tmp && export X=1 && greet() { echo hi $1; }")).last).toMatchObject(
+        {
+          type: "execution_complete",
+        },
+      );
+      expect((await runIn(execd, id, 'pwd; echo "X=$X"; greet there')).stdout).toBe("/tmp\nX=1\nhi there\n");
+      // envs are exported into the shell before the code runs, and stay.
+      expect((await runIn(execd, id, "echo $Y", { envs: { Y: "it's y" } })).stdout).toBe("it's y\n");
+      expect((await runIn(execd, id, "echo $Y")).stdout).toBe("it's y\n");
+      // Another session has a shell of its own, in its workspace.
+      const other = await createSession(execd);
+      expect((await runIn(execd, other, 'pwd; echo "X=$X"')).stdout).toBe(`${workspace}\nX=\n`);
+      // A run that times out ends the shell; the next run gets a new one in the workspace.
+      const timedOut = await runIn(execd, id, "sleep 30", { timeout_seconds: 1 });
+      expect(timedOut.last).toMatchObject({ type: "error", error: { ename: "CommandTimeout" } });
+      expect((await runIn(execd, id, 'pwd; echo "X=$X"')).stdout).toBe(`${workspace}\nX=\n`);
+      for (const session of [id, other])
+        expect((await execd.fetch(`/v1/isolated/session/${session}`, { method: "DELETE" })).status).toBe(200);
+    });
+
+    test("binds mount sandbox paths into the session, read-only or read-write", async () => {
+      const id = await createSession(execd, {
+        binds: [
+          { source: "/srv/data", dest: "/mnt/data", readonly: true },
+          { source: "/srv/out" },
+          { source: "/srv/one.txt", dest: `${workspace}/one.txt`, readonly: true },
+        ],
+        extra_writable: ["/srv/data"],
+      });
+      const inside = await runIn(
+        execd,
+        id,
+        [
+          "cat /mnt/data/d.txt one.txt",
+          "echo x > /mnt/data/new.txt 2>&1 || echo refused",
+          "echo x > one.txt || echo refused",
+          "echo written > /srv/out/o.txt && echo wrote",
+          "echo also > /srv/data/w.txt && echo wrote",
+        ].join("; "),
+      );
+      expect(inside.stdout, inside.stderr).toBe("data\nfile\nrefused\nrefused\nwrote\nwrote\n");
+      expect(inside.stderr).toMatch(/Read-only file system/);
+      // Read-write binds write through to the sandbox; read-only ones leave it untouched.
+      expect((await execd.run("cat /srv/out/o.txt /srv/data/w.txt; ls /srv/data")).stdout).toBe(
+        "written\nalso\nd.txt\nw.txt\n",
+      );
+      const state = await execd.json(`/v1/isolated/session/${id}`);
+      expect(state.binds).toEqual([
+        { source: "/srv/data", dest: "/mnt/data", readonly: true },
+        { source: "/srv/out", dest: "/srv/out", readonly: false },
+        { source: "/srv/one.txt", dest: `${workspace}/one.txt`, readonly: true },
+        { source: "/srv/data", dest: "/srv/data", readonly: false },
+      ]);
+      expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
+    });
+
+    test("a session cannot undo its own mounts to reach the real workspace or write a read-only bind", async () => {
+      const id = await createSession(execd, {
+        binds: [{ source: "/srv/data", dest: "/mnt/data", readonly: true }],
+      });
+      const attempts = await runIn(
+        execd,
+        id,
+        [
+          `umount -l ${workspace} 2>/dev/null && echo unmounted`,
+          "mount -o remount,rw /mnt/data 2>/dev/null; (echo x > /mnt/data/x) 2>/dev/null && echo wrote-read-only",
+          "umount -l /mnt/data 2>/dev/null && echo unmounted-bind",
+          "echo escaped > escape.txt",
+          "true",
+        ].join("; "),
+      );
+      expect(attempts.stdout).toBe("");
+      expect(
+        (await execd.run(`test -e ${workspace}/escape.txt; echo $?; test -e /srv/data/x; echo $?`)).stdout,
+      ).toBe("1\n1\n");
+      expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
+    });
+
+    test("a session's /proc lists only its own processes where the runtime allows a fresh one", async () => {
+      const outside = await execd.run("sleep 4713 >/dev/null 2>&1 & echo $!");
+      expect(Number(outside.stdout.trim())).toBeGreaterThan(1);
+      const id = await createSession(execd);
+      const listed = await runIn(
+        execd,
+        id,
+        `ls /proc | grep -c '^[0-9]'; ${countProcesses("sleep 4713")}; kill -0 ${outside.stdout.trim()} 2>/dev/null && echo reached || echo unreachable`,
+      );
+      const [processes, outsideSeen, reach] = listed.stdout.trim().split("\n");
+      expect(reach).toBe("unreachable");
+      const capabilities = await execd.json("/v1/isolated/capabilities");
+      if (secure === "gvisor") {
+        expect(capabilities.private_proc).toBe(true);
+        // tini, the agent, the session's shell, and the pipeline's ls and grep.
+        expect(Number(processes)).toBeLessThanOrEqual(6);
+        expect(outsideSeen).toBe("0");
+      } else {
+        // runc: the kernel refuses a fresh /proc (capabilities say why), so the sandbox's shows through.
+        expect(capabilities.private_proc).toBe(false);
+        expect(outsideSeen).toBe("1");
+      }
+      expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
+      await execd.run(`kill ${outside.stdout.trim()}`);
+    });
+  },
+);
