@@ -222,6 +222,98 @@ describe("control plane robustness", () => {
     expect([broken.status, ((await broken.json()) as { code: string }).code]).toEqual([400, "invalid_json"]);
   });
 
+  test("a NUL in a path or a command is refused on every route that takes one", async () => {
+    const nul = "/tmp/a\u0000b";
+    const q = encodeURIComponent(nul);
+    const base = `/sandboxes/${sandboxId}`;
+    const octets = { "content-type": "application/octet-stream" };
+    // [method, path, JSON body or raw bytes, extra headers, expected code]
+    const cases: Array<[string, string, unknown, Record<string, string>, string]> = [
+      ["POST", `${base}/files/read`, { path: nul }, {}, "invalid_path"],
+      ["POST", `${base}/files/write`, { path: nul, content: "x" }, {}, "invalid_path"],
+      ["POST", `${base}/files/write?path=${q}`, "raw", octets, "invalid_path"],
+      ["POST", `${base}/files/upload?path=${q}`, "raw", octets, "invalid_path"],
+      ["GET", `${base}/files/download?path=${q}`, undefined, {}, "invalid_path"],
+      ["POST", `${base}/files/move`, { from: nul, to: "/tmp/x" }, {}, "invalid_path"],
+      ["POST", `${base}/files/move`, { from: "/tmp/x", to: nul }, {}, "invalid_path"],
+      ["POST", `${base}/files/search`, { path: nul }, {}, "invalid_path"],
+      ["GET", `${base}/files/list?path=${q}`, undefined, {}, "invalid_path"],
+      ["DELETE", `${base}/files?path=${q}`, undefined, {}, "invalid_path"],
+      ["DELETE", `${base}/files?path=${q}&recursive=true`, undefined, {}, "invalid_path"],
+      ["POST", `${base}/directories`, { path: nul }, {}, "invalid_path"],
+      ["POST", `${base}/run`, { command: "echo a\u0000b" }, {}, "invalid_command"],
+      ["POST", `${base}/run/stream`, { command: "echo a\u0000b" }, {}, "invalid_command"],
+      ["POST", `${base}/run`, { command: "pwd", cwd: nul }, {}, "invalid_path"],
+      ["POST", `${base}/run/stream`, { command: "pwd", cwd: nul }, {}, "invalid_path"],
+    ];
+    const answers: string[] = [];
+    for (const [method, path, body, headers, code] of cases) {
+      const response = await fetch(`${t.url}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(body !== undefined && body !== "raw" ? { "content-type": "application/json" } : {}),
+          ...headers,
+        },
+        ...(body === "raw" ? { body: "bytes" } : body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await response.text();
+      const answer = (text.startsWith("{") ? JSON.parse(text) : { code: text }) as { code: string };
+      answers.push(`${method} ${path} ${JSON.stringify(body)} ${response.status} ${answer.code}`);
+      expect(code).toMatch(/^invalid_/);
+    }
+    expect(answers).toEqual(
+      cases.map(([method, path, body, , code]) => `${method} ${path} ${JSON.stringify(body)} 400 ${code}`),
+    );
+  });
+
+  test("U+202E and U+FEFF are ordinary filename characters on every route", async () => {
+    const call = async (method: string, path: string, body?: unknown, raw?: string) => {
+      const response = await fetch(`${t.url}/sandboxes/${sandboxId}${path}`, {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          ...(raw !== undefined
+            ? { "content-type": "application/octet-stream" }
+            : body !== undefined
+              ? { "content-type": "application/json" }
+              : {}),
+        },
+        ...(raw !== undefined ? { body: raw } : body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+      const text = await response.text();
+      expect(response.status, `${method} ${path} ${text}`).toBeLessThan(300);
+      return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    };
+    const dir = "/tmp/odd-\u202Edir";
+    const rtl = `${dir}/invoice-\u202Efdp.exe`;
+    const bom = `${dir}/\uFEFFbom.txt`;
+    const q = encodeURIComponent;
+    await call("POST", "/directories", { path: dir });
+    await call("POST", "/files/write", { path: rtl, content: "right to left" });
+    expect((await call("POST", "/files/read", { path: rtl })).content).toBe("right to left");
+    await call("POST", `/files/upload?path=${q(bom)}`, undefined, "byte order");
+    await call("POST", `/files/write?path=${q(`${bom}.2`)}`, undefined, "raw write");
+    const download = await fetch(`${t.url}/sandboxes/${sandboxId}/files/download?path=${q(bom)}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(await download.text()).toBe("byte order");
+    const listed = (await call("GET", `/files/list?path=${q(dir)}`)).items as Array<{ path: string }>;
+    expect(listed.map((item) => item.path).sort()).toEqual([bom, `${bom}.2`, rtl].sort());
+    const found = (await call("POST", "/files/search", { path: dir, pattern: "*bom*" })).items as Array<{
+      path: string;
+    }>;
+    expect(found.map((item) => item.path).sort()).toEqual([bom, `${bom}.2`].sort());
+    await call("POST", "/files/move", { from: rtl, to: `${rtl}.moved` });
+    const run = await call("POST", "/run", { command: `cat '${bom}' && echo && LC_ALL=C ls`, cwd: dir });
+    expect(run.stdout).toBe(`byte order\ninvoice-\u202Efdp.exe.moved\n\uFEFFbom.txt\n\uFEFFbom.txt.2\n`);
+    await call("DELETE", `/files?path=${q(`${rtl}.moved`)}`);
+    await call("DELETE", `/files?path=${q(dir)}&recursive=true`);
+    expect(
+      (await call("POST", "/run", { command: `test -e '${dir}' && echo there || echo gone` })).stdout,
+    ).toBe("gone\n");
+  });
+
   test("passwords, keys and tokens never reach the log, even at trace level", async () => {
     const lines: string[] = [];
     const destination = new Writable({

@@ -14,6 +14,16 @@ export const ControlPlaneErrors = {
     "This operation needs an account session or an unscoped key.",
   ),
   fileNotFound: defineError("file_not_found", 404, "No such file or directory in the sandbox."),
+  invalidPath: defineError(
+    "invalid_path",
+    400,
+    "A path contains a NUL character, which no file name can hold (other Unicode characters, U+202E and U+FEFF included, are allowed).",
+  ),
+  invalidCommand: defineError(
+    "invalid_command",
+    400,
+    "The command or its environment contains a NUL character, which no process argument can hold.",
+  ),
   permissionDenied: defineError("permission_denied", 403, "The sandbox refused access to that path."),
   fileConflict: defineError(
     "file_conflict",

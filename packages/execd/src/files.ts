@@ -231,6 +231,19 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
   sendJson(res, 200, { files: written });
 }
 
+/**
+ * Content-Disposition for any file name (RFC 6266): an ASCII stand-in for old clients and the
+ * exact name percent-encoded as UTF-8 in `filename*`, since a header cannot carry other bytes.
+ */
+function attachment(name: string): string {
+  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
+  const exact = encodeURIComponent(name).replace(
+    /['()*]/g,
+    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
+}
+
 export async function download(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = resolve(queryOne(url, "path", true) as string);
   const stats = await stat(path);
@@ -244,7 +257,7 @@ export async function download(url: URL, req: IncomingMessage, res: ServerRespon
 
   const headers = {
     "content-type": "application/octet-stream",
-    "content-disposition": `attachment; filename="${basename(path).replace(/"/g, "")}"`,
+    "content-disposition": attachment(basename(path)),
     "accept-ranges": "bytes",
   };
   if (!range) {

@@ -7,6 +7,7 @@ import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import { streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
 import type { Identity } from "../identity.js";
+import { assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, errorResponses } from "../schemas/errors.js";
 import {
   DeleteQuery,
@@ -52,6 +53,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     ExecdClient.forRequest(options.sandboxes, request);
   // Raw uploads stream straight through to execd.
   app.addContentTypeParser("application/octet-stream", (_request, _payload, done) => done(null));
+  // Every path these routes take, in the body or the query, is checked before execd sees it.
+  app.addHook("preHandler", async (request) => {
+    const fields = { ...(request.query as object), ...(request.body as object) } as Record<string, unknown>;
+    for (const field of ["path", "from", "to"]) {
+      const value = fields[field];
+      if (typeof value === "string") assertSandboxPath(value, field);
+    }
+  });
   const tags = ["files"];
 
   app.post(

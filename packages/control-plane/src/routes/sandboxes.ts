@@ -6,6 +6,7 @@ import { collectCommand } from "../command-output.js";
 import { ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import type { SandboxSecrets } from "../sandbox-secrets.js";
+import { assertCommand, assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 import {
   CreateSandboxRequest,
@@ -160,13 +161,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     env?: Record<string, string>;
     timeoutMs?: number;
     background?: boolean;
-  }) => ({
-    command: body.command,
-    ...(body.cwd ? { cwd: body.cwd } : {}),
-    ...(body.env ? { envs: body.env } : {}),
-    ...(body.timeoutMs ? { timeout: body.timeoutMs } : {}),
-    ...(body.background ? { background: true } : {}),
-  });
+  }) => {
+    assertCommand(body.command, body.env);
+    if (body.cwd !== undefined) assertSandboxPath(body.cwd, "cwd");
+    return {
+      command: body.command,
+      ...(body.cwd ? { cwd: body.cwd } : {}),
+      ...(body.env ? { envs: body.env } : {}),
+      ...(body.timeoutMs ? { timeout: body.timeoutMs } : {}),
+      ...(body.background ? { background: true } : {}),
+    };
+  };
 
   app.post(
     "/sandboxes/:id/run",
