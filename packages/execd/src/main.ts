@@ -1,3 +1,4 @@
+import { dirname } from "node:path";
 import {
   EXECD_PORT,
   EXECD_TOKEN_ENV,
@@ -21,6 +22,9 @@ delete process.env[ISOLATED_AGENT_SOCKET_ENV];
 
 // The sandbox's NODE_* variables, kept from execd's own Node, go to every process it starts.
 const env = new Environment(restoreStashedVariables(process.env));
+// An agent keeps its own files (its shell's run scripts) in the session's private tmpfs: out of a
+// workspace under /tmp, and out of its commands' environment, which was copied just above.
+if (agentSocket) process.env.TMPDIR = dirname(agentSocket);
 const separator = process.argv.indexOf("--");
 const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
 

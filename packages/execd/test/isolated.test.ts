@@ -609,6 +609,17 @@ describe.each(["runc", "gvisor"] as const)(
         expect((await execd.fetch(`/v1/isolated/session/${session}`, { method: "DELETE" })).status).toBe(200);
     });
 
+    test("a session over /tmp: its diff holds the session's files only, none of execd's", async () => {
+      const id = await createSession(execd, { workspace: { path: "/tmp", mode: "overlay" } });
+      expect((await runIn(execd, id, "echo a > a.txt && cd /tmp && echo $TMPDIR")).stdout).toBe("\n");
+      const { names, dir } = untar(
+        Buffer.from(await (await execd.fetch(`/v1/isolated/session/${id}/diff`)).arrayBuffer()),
+      );
+      rmSync(dir, { recursive: true, force: true });
+      expect(names).toEqual(["a.txt"]);
+      expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
+    });
+
     test("binds mount sandbox paths into the session, read-only or read-write", async () => {
       const id = await createSession(execd, {
         binds: [
