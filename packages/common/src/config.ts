@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parse as parseToml } from "smol-toml";
+import { parseMemoryBytes } from "./quantities.js";
 
 /**
  * Paddock configuration. Every key has a default here; a TOML file (`--config`, `PADDOCK_CONFIG`
@@ -56,6 +57,11 @@ export const defaultConfig = {
     pids_limit: 512,
     default_cpu: "1",
     default_memory: "1Gi",
+    /**
+     * Disk a sandbox may write (its writable layer), unless its create's `resourceLimits` names
+     * `ephemeral-storage`; enforced with a filesystem of that size per sandbox. Empty: no quota.
+     */
+    default_disk: "10Gi",
     /** Host-path volumes are refused unless their path is under one of these prefixes. */
     allowed_host_paths: [] as string[],
   },
@@ -255,6 +261,9 @@ function validate(config: PaddockConfig): void {
   }
   if (!(config.billing.webhook_tolerance_seconds > 0)) {
     throw new ConfigError("billing.webhook_tolerance_seconds must be more than 0");
+  }
+  if (config.docker.default_disk && parseMemoryBytes(config.docker.default_disk) === undefined) {
+    throw new ConfigError(`docker.default_disk = "${config.docker.default_disk}" is not a size like "10Gi"`);
   }
   for (const prefix of config.docker.allowed_host_paths) {
     if (!prefix.startsWith("/"))

@@ -68,6 +68,8 @@ export interface WorkloadSpec {
   cpuMillis?: number;
   memoryBytes?: number;
   gpus?: number;
+  /** Most bytes the sandbox may write to its own filesystem (its writable layer). */
+  diskBytes?: number;
   volumes: HostVolume[];
   networkPolicy?: NetworkPolicy;
   execdToken: string;

@@ -110,6 +110,7 @@ export class SandboxService implements SandboxOperations {
     const resources = parseResourceLimits({
       cpu: config.docker.default_cpu,
       memory: config.docker.default_memory,
+      ...(config.docker.default_disk ? { "ephemeral-storage": config.docker.default_disk } : {}),
       ...input.resourceLimits,
     });
     if (resources.gpus && resources.gpus > 0 && !runtime.hasGpu()) {

@@ -65,6 +65,7 @@ export interface ParsedResources {
   cpuMillis?: number;
   memoryBytes?: number;
   gpus?: number;
+  diskBytes?: number;
 }
 
 export function parseResourceLimits(limits: Record<string, string>): ParsedResources {
@@ -79,6 +80,12 @@ export function parseResourceLimits(limits: Record<string, string>): ParsedResou
         parseMemoryBytes(quantity) ??
         invalid(`resourceLimits.memory "${quantity}" is not a memory quantity like "512Mi"`);
       if (parsed.memoryBytes < 6 * 2 ** 20) invalid("resourceLimits.memory must be at least 6Mi");
+    } else if (name === "ephemeral-storage") {
+      parsed.diskBytes =
+        parseMemoryBytes(quantity) ??
+        invalid(`resourceLimits.ephemeral-storage "${quantity}" is not a size like "10Gi"`);
+      if (parsed.diskBytes < 16 * 2 ** 20 || parsed.diskBytes > 2 ** 40)
+        invalid("resourceLimits.ephemeral-storage must be between 16Mi and 1Ti");
     } else if (name === "gpu") {
       parsed.gpus = parseGpuCount(quantity) ?? invalid(`resourceLimits.gpu "${quantity}" is not a GPU count`);
     }

@@ -1,3 +1,4 @@
+import { join, resolve } from "node:path";
 import {
   EGRESS_POLICY_ENV,
   EGRESS_PORT,
@@ -28,6 +29,7 @@ import {
   type WorkloadStatus,
   type WorkloadSummary,
 } from "../runtime.js";
+import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { runcIsolationHardening } from "./isolation-seccomp.js";
 import { demuxDockerLogs } from "./logs.js";
@@ -63,6 +65,9 @@ export class DockerRuntime implements Runtime {
   private resolvedSecureRuntime: SecureRuntime | undefined;
   private execdVolume = "";
   private gpuPresent = false;
+  /** Per-sandbox disk quotas, when this engine and process can enforce them (decision 0120). */
+  private diskQuotas: DiskQuotas | undefined;
+  private diskQuotaProblem = "";
   /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
   private runcHardening: Awaited<ReturnType<typeof runcIsolationHardening>>;
 
@@ -79,7 +84,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async start(): Promise<void> {
-    let info: { Runtimes?: Record<string, unknown> };
+    let info: { Runtimes?: Record<string, unknown>; Driver?: string };
     try {
       info = await this.docker.info();
     } catch (error) {
@@ -87,6 +92,14 @@ export class DockerRuntime implements Runtime {
         `cannot reach the Docker engine at ${this.config.docker.socket_path} (${(error as Error).message}); start dockerd or set docker.socket_path`,
       );
     }
+    this.diskQuotaProblem = DiskQuotas.unsupportedReason(info, this.config.docker.socket_path) ?? "";
+    if (this.diskQuotaProblem && this.config.docker.default_disk) {
+      throw new RuntimeStartError(
+        `per-sandbox disk quotas cannot be enforced: ${this.diskQuotaProblem}; set docker.default_disk = "" to run without them`,
+      );
+    }
+    if (!this.diskQuotaProblem)
+      this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
@@ -192,6 +205,12 @@ export class DockerRuntime implements Runtime {
     const nproc = Math.max(32, Math.min(pids, Math.floor((spec.memoryBytes ?? 2 ** 30) / (8 * 2 ** 20))));
     const isolation = this.runcHardening;
     let containerId: string | undefined;
+    if (spec.diskBytes && !this.diskQuotas) {
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `resourceLimits.ephemeral-storage cannot be enforced on this host: ${this.diskQuotaProblem}`,
+      );
+    }
     try {
       const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
@@ -233,6 +252,7 @@ export class DockerRuntime implements Runtime {
         },
       });
       containerId = container.id;
+      if (spec.diskBytes) await this.diskQuotas?.attach(this.docker, spec.sandboxId, spec.diskBytes);
       await container.start();
       if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id);
       const inspected = await container.inspect();
@@ -336,6 +356,7 @@ export class DockerRuntime implements Runtime {
       });
     }
     await removeOwnedVolumes(this.docker, sandboxId);
+    await this.diskQuotas?.release(sandboxId);
   }
 
   async pauseWorkload(sandboxId: string): Promise<void> {
