@@ -314,6 +314,38 @@ describe("control plane robustness", () => {
     ).toBe("gone\n");
   });
 
+  test("execd's own refusals keep their code: a busy code context is 409 context_busy", async () => {
+    const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
+    const python = (await (
+      await fetch(`${t.url}/sandboxes`, { method: "POST", headers, body: '{"template":"python"}' })
+    ).json()) as { id: string };
+    const context = (await (
+      await fetch(`${t.url}/sandboxes/${python.id}/code/contexts`, {
+        method: "POST",
+        headers,
+        body: '{"language":"python"}',
+      })
+    ).json()) as { id: string };
+    const run = (code: string) =>
+      fetch(`${t.url}/sandboxes/${python.id}/code`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ code, contextId: context.id }),
+      });
+    const slow = run("import time\ntime.sleep(4)\nprint('slept')");
+    // Give the first run time to reach the kernel, then ask the same context again.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const busy = await run("print('second')");
+    const answer = (await busy.json()) as { code: string; detail: string };
+    expect([busy.status, answer.code]).toEqual([409, "context_busy"]);
+    expect(answer.detail).toContain(context.id);
+    expect(((await (await slow).json()) as { stdout: string }).stdout).toBe("slept\n");
+    await fetch(`${t.url}/sandboxes/${python.id}`, {
+      method: "DELETE",
+      headers: { authorization: `Bearer ${token}` },
+    });
+  });
+
   test("passwords, keys and tokens never reach the log, even at trace level", async () => {
     const lines: string[] = [];
     const destination = new Writable({

@@ -88,3 +88,38 @@ export const Errors = {
   notImplemented: defineError("not_implemented", 501, "Not implemented by this server."),
   internal: defineError("internal_error", 500, "An unexpected error occurred."),
 } as const;
+
+/**
+ * Codes execd answers with (`{code, message}`) that no other part defines; the control plane
+ * passes them on under the same code. execd's other codes are shared with the lists above
+ * (`invalid_request`, `not_found`, ...) or the control plane's (`permission_denied`, ...).
+ */
+export const ExecdErrors = {
+  contextBusy: defineError(
+    "context_busy",
+    409,
+    "The code context is already running code; wait for it, interrupt it, or use another context.",
+  ),
+  sessionBusy: defineError("session_busy", 409, "The session is already running a command."),
+  sessionDead: defineError("session_dead", 409, "The isolated session has no processes left; delete it."),
+  notADirectory: defineError("not_a_directory", 400, "A component of the path is not a directory."),
+  isADirectory: defineError("is_a_directory", 400, "The path is a directory; this operation needs a file."),
+  notSupported: defineError("not_supported", 501, "The sandbox's runtime does not support this option."),
+  cannotStartProcess: defineError("cannot_start_process", 503, "The sandbox could not start the process."),
+  kernelUnavailable: defineError(
+    "kernel_unavailable",
+    503,
+    "The code context's kernel could not be restarted; create a new context.",
+  ),
+  agentFailed: defineError("agent_failed", 502, "The isolated session's agent did not run the request."),
+  notAnOverlay: defineError(
+    "not_an_overlay",
+    400,
+    "Only isolated sessions with an overlay workspace have changes to list.",
+  ),
+  isolationUnavailable: defineError(
+    "isolation_unavailable",
+    503,
+    "The isolated session's agent did not start in time.",
+  ),
+} as const;

@@ -5,6 +5,7 @@ import {
   EXECD_OUTPUT_FRAMING_HEADER,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
+  ExecdErrors,
   PaddockError,
   type SseEvent,
   SseParser,
@@ -126,17 +127,33 @@ export class ExecdClient {
   }
 }
 
-/** execd codes that mean the image lacks what the call needs: the caller chose that template. */
-const execdErrorsByCode: Record<string, ErrorDefinition> = {
+/**
+ * execd's codes as registry errors, by code (never by status: several meanings share a 409).
+ * File errors take the control plane's file names; a missing interpreter is the template's
+ * choice (`language_unavailable`); an unknown code falls back on its status class.
+ */
+export const execdErrorsByCode: Record<string, ErrorDefinition> = {
+  invalid_request: Errors.invalidRequest,
+  invalid_json: Errors.invalidRequest,
+  payload_too_large: Errors.payloadTooLarge,
+  not_found: ControlPlaneErrors.fileNotFound,
+  permission_denied: ControlPlaneErrors.permissionDenied,
+  already_exists: ControlPlaneErrors.fileConflict,
+  directory_not_empty: ControlPlaneErrors.fileConflict,
+  range_not_satisfiable: ControlPlaneErrors.rangeNotSatisfiable,
   language_unavailable: ControlPlaneErrors.languageUnavailable,
   bash_unavailable: ControlPlaneErrors.languageUnavailable,
-};
-const execdErrorsByStatus: Record<number, ErrorDefinition> = {
-  403: ControlPlaneErrors.permissionDenied,
-  404: ControlPlaneErrors.fileNotFound,
-  409: ControlPlaneErrors.fileConflict,
-  413: Errors.payloadTooLarge,
-  416: ControlPlaneErrors.rangeNotSatisfiable,
+  context_busy: ExecdErrors.contextBusy,
+  session_busy: ExecdErrors.sessionBusy,
+  session_dead: ExecdErrors.sessionDead,
+  not_a_directory: ExecdErrors.notADirectory,
+  is_a_directory: ExecdErrors.isADirectory,
+  not_supported: ExecdErrors.notSupported,
+  cannot_start_process: ExecdErrors.cannotStartProcess,
+  isolation_unavailable: ExecdErrors.isolationUnavailable,
+  kernel_unavailable: ExecdErrors.kernelUnavailable,
+  agent_failed: ExecdErrors.agentFailed,
+  not_an_overlay: ExecdErrors.notAnOverlay,
 };
 
 /** execd's refusals as registry errors with the same meaning. */
@@ -146,7 +163,6 @@ export async function checked(response: Response): Promise<Response> {
   const message = answer.message ?? `the sandbox answered ${response.status}`;
   throw new PaddockError(
     execdErrorsByCode[answer.code ?? ""] ??
-      execdErrorsByStatus[response.status] ??
       (response.status >= 500 ? Errors.endpointUnavailable : Errors.invalidRequest),
     message,
   );
