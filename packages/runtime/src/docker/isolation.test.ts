@@ -72,15 +72,16 @@ describe.each(["gvisor", "runc"] as const)("sandbox isolation under %s", (secure
     expect(inspected.HostConfig.SecurityOpt).toContain("no-new-privileges:true");
   });
 
-  test("under runc, seccomp lets only user, mount and PID namespaces be made (decision 0090)", async () => {
-    if (secure !== "runc") return;
+  test("an isolated session's namespaces can be made; under runc no others (decision 0090)", async () => {
     const probe = await bashIn(
       limited.id,
       "unshare -Urn true 2>/dev/null; echo net=$?; unshare -Uri true 2>/dev/null; echo ipc=$?; unshare -Urmpf true; echo session=$?",
     );
-    expect(probe.output).toMatch(/net=[1-9]/);
-    expect(probe.output).toMatch(/ipc=[1-9]/);
     expect(probe.output).toMatch(/session=0/);
+    // runc: seccomp keeps network and IPC namespaces, and the host kernel's code behind them, out
+    // of reach. gVisor's namespaces are its own kernel's, so it allows them all.
+    const others = secure === "runc" ? /net=[1-9]\nipc=[1-9]/ : /net=0\nipc=0/;
+    expect(probe.output).toMatch(others);
   });
 
   test("applies memory, CPU and process limits", async () => {
