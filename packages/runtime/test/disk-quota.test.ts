@@ -1,6 +1,9 @@
-import { existsSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { DiskQuotas } from "../src/docker/disk-quota.js";
 import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing/index.js";
 
 const image = { uri: testImage };
@@ -52,4 +55,21 @@ describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (s
       ).rejects.toMatchObject({ code: "invalid_request", status: 400 });
     }
   });
+});
+
+test("a disk left half-attached by a server stopped mid-create is released without error", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "paddock-disks-"));
+  try {
+    const image = join(dir, "sbx-interrupted.ext4");
+    const staging = `${image}.staging`;
+    execFileSync("truncate", ["-s", "32M", image]);
+    execFileSync("mkfs.ext4", ["-q", "-F", image]);
+    mkdirSync(staging);
+    execFileSync("mount", ["-o", "loop", image, staging]);
+    await new DiskQuotas(dir).release("sbx-interrupted");
+    expect(readFileSync("/proc/mounts", "utf8")).not.toContain(staging);
+    expect([existsSync(image), existsSync(staging)]).toEqual([false, false]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdir, rm, rmdir, truncate, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -56,8 +57,11 @@ export class DiskQuotas {
 
   /** Deletes the sandbox's disk image; a loop device still using it frees the space when detached. */
   async release(sandboxId: string): Promise<void> {
+    const staging = `${this.imagePath(sandboxId)}.staging`;
+    // A server stopped half-way through `attach` can leave the staging mount behind.
+    if (existsSync(staging)) await run("umount", [staging]).catch(() => undefined);
+    await rm(staging, { recursive: true, force: true });
     await rm(this.imagePath(sandboxId), { force: true });
-    await rm(`${this.imagePath(sandboxId)}.staging`, { recursive: true, force: true });
   }
 
   private imagePath(sandboxId: string): string {
