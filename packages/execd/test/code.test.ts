@@ -160,4 +160,32 @@ describe.each(["gvisor", "runc"] as const)("stateful code under %s", (secure) =>
       (await execd.fetch("/code", { method: "POST", body: JSON.stringify({ context: { id } }) })).status,
     ).toBe(400);
   });
+
+  test("context id `default` runs in the language's default context, kept until deleted", async () => {
+    const inDefault = (code: string, language: string) =>
+      execd.events("/code", { context: { id: "default", language }, code });
+    const resultOf = (events: Array<Record<string, unknown>>) =>
+      (events.find((event) => event.type === "result")?.results as Record<string, unknown> | undefined)?.[
+        "text/plain"
+      ];
+    // Two first runs at once share one start: one runs, the other finds it busy or runs after.
+    await Promise.all([inDefault("a = 1", "python"), inDefault("b = 2", "python").catch(() => undefined)]);
+    expect(resultOf(await inDefault("'a' in globals()", "python"))).toBe("True");
+    expect(await inDefault("x = 20", "python3")).toContainEqual(
+      expect.objectContaining({ type: "execution_complete" }),
+    );
+    expect(resultOf(await inDefault("x + 22", "python"))).toBe("42");
+    const listed = (await execd.json("/code/contexts?language=python")) as Array<{ id: string }>;
+    expect(listed.filter((context) => context.id.startsWith("default"))).toEqual([
+      { id: "default-python", language: "python" },
+    ]);
+    expect(resultOf(await inDefault("x + 1", "python"))).toBe("21");
+    expect((await execd.fetch("/code/contexts/default-python", { method: "DELETE" })).status).toBe(200);
+    const reset = await inDefault("x", "python");
+    expect(reset.find((event) => event.type === "error")).toMatchObject({ error: { ename: "NameError" } });
+    // Without a context id a run stays stateless, as the wire spec shows.
+    const stateless = await execd.events("/code", { context: { language: "python" }, code: "x = 5" });
+    expect(stateless.at(-1)).toMatchObject({ type: "execution_complete" });
+    expect(resultOf(await inDefault("'x' in globals()", "python"))).toBe("False");
+  });
 });
