@@ -10,6 +10,7 @@ describe("reading the isolation probe", () => {
         "ok overlay",
         "ok binds",
         "ok binds",
+        "ok network_namespace",
         "ok private_proc",
         "ok locked_mounts",
         "no locked_read_only remounted read-write",
@@ -31,6 +32,7 @@ describe("reading the isolation probe", () => {
         "ok overlay userxattr,",
         "ok binds",
         "ok binds",
+        "no network_namespace unshare: unshare failed: Operation not permitted",
         "no private_proc mount: /proc: permission denied.        dmesg(1) may have more information after failed mount system call. ",
         "ok locked_mounts",
         "ok locked_read_only",
@@ -39,6 +41,7 @@ describe("reading the isolation probe", () => {
     );
     expect(support.overlayOptions).toBe("userxattr,");
     expect(support.features.locked_read_only).toEqual({ available: true });
+    expect(support.features.network_namespace.reason).toMatch(/seccomp.*Operation not permitted$/);
     expect(support.features.overlay).toEqual({ available: true });
     expect(support.features.private_proc.available).toBe(false);
     expect(support.features.private_proc.reason).toMatch(/fully visible/);

@@ -33,6 +33,7 @@ export const isolationFeatures = [
   "private_proc",
   "locked_mounts",
   "locked_read_only",
+  "network_namespace",
 ] as const;
 export type IsolationFeature = (typeof isolationFeatures)[number];
 
@@ -57,6 +58,9 @@ const explanations: Partial<Record<IsolationFeature, string>> = {
   locked_mounts:
     "a second user namespace, which would lock the session's mounts so that it cannot unmount its overlay or " +
     "remount read-only paths read-write, cannot be made here",
+  network_namespace:
+    "the sandbox may not create network namespaces (under runc its seccomp profile keeps the host kernel's " +
+    "network stack out of reach), so a session always shares the sandbox's network and its egress policy",
   locked_read_only:
     "this runtime lets a nested user namespace remount an inherited read-only mount read-write (Linux locks that " +
     "flag, MNT_LOCK_READONLY; gVisor does not): read-only binds and `ro` workspaces are therefore mounted as " +
@@ -81,6 +85,7 @@ const probeScript = [
   'if step binds "$B" mount -o rbind "$D/l" "$D/b" && step binds "$B" mount -o remount,bind,ro "$D/b"; then',
   '  if (echo x > "$D/b/f") 2>/dev/null; then echo "no binds a read-only bind stayed writable"; fi',
   "fi",
+  'step network_namespace "$@" -r -n "$B" true',
   'step private_proc "$B" mount -t proc proc /proc',
   // In a nested user namespace the mounts above are locked: unmounting one must fail.
   'if step locked_mounts "$@" -r -m "$B" true; then',

@@ -111,6 +111,13 @@ export class IsolatedSessions {
         `isolated sessions are unavailable in this sandbox: ${features[needed].reason}`,
       );
     }
+    if (!spec.share_net && !features.network_namespace.available) {
+      throw new ExecdError(
+        501,
+        "not_supported",
+        `share_net: false is not supported here: ${features.network_namespace.reason}`,
+      );
+    }
     if (spec.binds.length > 0 && !features.binds.available)
       throw new ExecdError(501, "not_supported", `binds are not supported here: ${features.binds.reason}`);
     const workspace = await stat(spec.workspace.path).catch(() => undefined);
@@ -142,6 +149,8 @@ export class IsolatedSessions {
         "-m",
         "-p",
         "-f",
+        // share_net: false: a network namespace of the session's own (gVisor gives it no network stack).
+        ...(spec.share_net ? [] : ["-n"]),
         "--",
         busybox,
         "sh",

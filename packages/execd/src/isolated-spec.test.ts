@@ -52,7 +52,7 @@ describe("an isolated session's create request", () => {
     ]);
   });
 
-  test("wrong shapes are 400, options the mechanism cannot honour are 501", () => {
+  test("wrong shapes are 400, options the mechanism cannot honour are 501 (runtime limits are checked at create)", () => {
     const cases: Array<[Record<string, unknown>, string]> = [
       [{}, "400 invalid_request"],
       [{ workspace: "/workspace" }, "400 invalid_request"],
@@ -78,7 +78,7 @@ describe("an isolated session's create request", () => {
       [{ workspace: { path: "/w" }, binds: ["/tmp"] }, "400 invalid_request"],
       [{ workspace: { path: "/w" }, extra_writable: "/tmp" }, "400 invalid_request"],
       [{ workspace: { path: "/w" }, extra_writable: ["/"] }, "400 invalid_request"],
-      [{ workspace: { path: "/w" }, share_net: false }, "501 not_supported"],
+      [{ workspace: { path: "/w" }, share_net: false }, "accepted"],
       [{ workspace: { path: "/w" }, uid: 1000 }, "501 not_supported"],
       [{ workspace: { path: "/w" }, gid: 1000 }, "501 not_supported"],
       [{ workspace: { path: "/w" }, binds: [], extra_writable: [], share_net: true }, "accepted"],

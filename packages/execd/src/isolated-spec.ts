@@ -43,11 +43,6 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const binds = [...parseBinds(body.binds), ...parseExtraWritable(body.extra_writable)];
   if (body.share_net !== undefined && typeof body.share_net !== "boolean")
     throw badRequest("share_net must be a boolean");
-  if (body.share_net === false) {
-    throw notSupported(
-      "share_net: false is not supported: sandboxes may not create network namespaces; a session shares the sandbox's network (and its egress policy)",
-    );
-  }
   const uid = optionalId(body, "uid");
   const gid = optionalId(body, "gid");
   if ((uid ?? 0) !== 0 || (gid ?? 0) !== 0)
@@ -77,7 +72,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
     ...(profile ? { profile } : {}),
     workspace: { path: normalized, mode },
     binds,
-    share_net: true,
+    share_net: body.share_net !== false,
     ...(envPassthrough ? { env_passthrough: envPassthrough } : {}),
     uid: 0,
     gid: 0,

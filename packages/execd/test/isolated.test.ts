@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EXECD_OUTPUT_FRAMING_HEADER, type SseEvent } from "@paddock/common";
+import { EXECD_OUTPUT_FRAMING_HEADER, EXECD_PORT, type SseEvent } from "@paddock/common";
 import type { TestStack } from "@paddock/runtime/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
@@ -93,6 +93,7 @@ describe("execd isolated sessions under runc", () => {
         binds: { available: true },
         locked_mounts: { available: true },
         locked_read_only: { available: true },
+        network_namespace: { available: false, reason: expect.stringMatching(/seccomp/) },
         diff: { available: true },
         commit: { available: true },
       },
@@ -618,6 +619,33 @@ describe.each(["runc", "gvisor"] as const)(
       rmSync(dir, { recursive: true, force: true });
       expect(names).toEqual(["a.txt"]);
       expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
+    });
+
+    test("share_net: false takes a session off the network where the runtime allows it", async () => {
+      // execd listens in the sandbox: reachable from the sandbox and from a session sharing its network.
+      const connect = `timeout 3 bash -c 'exec 3<>/dev/tcp/127.0.0.1/${EXECD_PORT}' 2>/dev/null && echo open || echo closed`;
+      expect((await execd.run(connect)).stdout).toBe("open\n");
+      const shared = await createSession(execd);
+      expect((await runIn(execd, shared, connect)).stdout).toBe("open\n");
+      const response = await execd.fetch("/v1/isolated/session", {
+        method: "POST",
+        body: JSON.stringify({ workspace: { path: workspace }, share_net: false }),
+      });
+      const body = (await response.json()) as { session_id: string; code: string; message: string };
+      if (secure === "runc") {
+        // The seccomp profile keeps network namespaces out of runc sandboxes (decision 0090).
+        expect(response.status).toBe(501);
+        expect(body).toMatchObject({ code: "not_supported", message: expect.stringMatching(/share_net/) });
+      } else {
+        // gVisor gives a new network namespace no network stack at all, loopback included.
+        expect(response.status, JSON.stringify(body)).toBe(201);
+        expect((await runIn(execd, body.session_id, connect)).stdout).toBe("closed\n");
+        expect((await execd.json(`/v1/isolated/session/${body.session_id}`)).share_net).toBe(false);
+        expect(
+          (await execd.fetch(`/v1/isolated/session/${body.session_id}`, { method: "DELETE" })).status,
+        ).toBe(200);
+      }
+      expect((await execd.fetch(`/v1/isolated/session/${shared}`, { method: "DELETE" })).status).toBe(200);
     });
 
     test("binds mount sandbox paths into the session, read-only or read-write", async () => {
