@@ -6,6 +6,7 @@ import type { Runtime, WorkloadSummary } from "./runtime.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import { recordLabel, type SandboxService } from "./sandbox-service.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
+import type { SandboxState } from "./state-machine.js";
 
 export interface ReconcilerDeps {
   runtime: Runtime;
@@ -64,7 +65,11 @@ export async function reconcile(
     } else if (state === "Pausing" || state === "Resuming" || state === "Running" || state === "Paused") {
       const actual = workload?.state === "paused" ? "Paused" : "Running";
       if (actual !== state) {
-        await sandboxes.setState(sandbox.id, state, actual, { reason: "reconciled" });
+        // Through the state machine: Paused and Running are two moves apart (via Resuming or
+        // Pausing), and the intermediate states reach either end in one.
+        const via = settlingPath(state, actual);
+        for (const [from, to] of via)
+          await sandboxes.setState(sandbox.id, from, to, { reason: "reconciled" });
         await deps.log.record(sandbox.id, actual, `settled after restart (was ${state})`);
       }
     }
@@ -129,4 +134,19 @@ function parseRecord(label: string | undefined): (Partial<Sandbox> & { createdAt
   } catch {
     return undefined;
   }
+}
+
+/** The legal moves from a recorded state to the one the engine shows. */
+function settlingPath(from: SandboxState, to: "Running" | "Paused"): Array<[SandboxState, SandboxState]> {
+  if (from === "Paused" && to === "Running")
+    return [
+      ["Paused", "Resuming"],
+      ["Resuming", "Running"],
+    ];
+  if (from === "Running" && to === "Paused")
+    return [
+      ["Running", "Pausing"],
+      ["Pausing", "Paused"],
+    ];
+  return [[from, to]];
 }

@@ -1,6 +1,6 @@
 import type { Db, SandboxesTable } from "@paddock/db";
 import type { Sandbox, SandboxFilter } from "./model.js";
-import type { SandboxState } from "./state-machine.js";
+import { assertTransition, type SandboxState } from "./state-machine.js";
 
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
 export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
@@ -50,7 +50,8 @@ export class SandboxRepository {
 
   /**
    * Moves a sandbox to a new state only if it is still in `from` (compare-and-set), so two
-   * concurrent operations cannot both win. Returns false when the state had changed.
+   * concurrent operations cannot both win. Returns false when the state had changed. A move the
+   * state machine does not allow from every `from` throws `InvalidTransitionError` unwritten.
    */
   async setState(
     id: string,
@@ -58,6 +59,8 @@ export class SandboxRepository {
     to: SandboxState,
     details: { reason?: string; message?: string; containerId?: string } = {},
   ): Promise<boolean> {
+    const sources = Array.isArray(from) ? from : [from];
+    for (const source of sources) assertTransition(source, to, `move to ${to}`);
     const now = new Date().toISOString();
     const result = await this.db
       .updateTable("sandboxes")
@@ -70,7 +73,7 @@ export class SandboxRepository {
         ...(details.containerId ? { container_id: details.containerId } : {}),
       })
       .where("id", "=", id)
-      .where("state", "in", Array.isArray(from) ? from : [from])
+      .where("state", "in", sources)
       .executeTakeFirst();
     const moved = Number(result.numUpdatedRows) > 0;
     if (moved) await this.observe(id, to);

@@ -1,5 +1,11 @@
 import { describe, expect, test } from "vitest";
-import { assertTransition, canTransition, sandboxStates } from "./state-machine.js";
+import {
+  assertTransition,
+  canTransition,
+  InvalidTransitionError,
+  type SandboxState,
+  sandboxStates,
+} from "./state-machine.js";
 
 describe("sandbox state machine", () => {
   test("follows the documented lifecycle", () => {
@@ -29,6 +35,50 @@ describe("sandbox state machine", () => {
     for (const state of sandboxStates) {
       expect(canTransition("Terminated", state)).toBe(false);
       if (state !== "Terminated" && state !== "Stopping") expect(canTransition(state, "Stopping")).toBe(true);
+    }
+  });
+
+  test("allows exactly the documented moves, and a refused one is a typed 409 invalid_state", () => {
+    const allowed = sandboxStates.flatMap((from) =>
+      sandboxStates.filter((to) => canTransition(from, to)).map((to) => `${from}>${to}`),
+    );
+    expect(allowed).toEqual([
+      "Pending>Running",
+      "Pending>Stopping",
+      "Pending>Failed",
+      "Running>Pausing",
+      "Running>Stopping",
+      "Running>Failed",
+      "Pausing>Running",
+      "Pausing>Paused",
+      "Pausing>Stopping",
+      "Pausing>Failed",
+      "Paused>Resuming",
+      "Paused>Stopping",
+      "Paused>Failed",
+      "Resuming>Running",
+      "Resuming>Paused",
+      "Resuming>Stopping",
+      "Resuming>Failed",
+      "Stopping>Terminated",
+      "Stopping>Failed",
+      "Failed>Stopping",
+    ]);
+    const refused: Array<[SandboxState, SandboxState]> = [
+      ["Paused", "Running"],
+      ["Running", "Paused"],
+      ["Failed", "Running"],
+      ["Stopping", "Running"],
+    ];
+    for (const [from, to] of refused) {
+      let thrown: unknown;
+      try {
+        assertTransition(from, to, "reconcile");
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).toBeInstanceOf(InvalidTransitionError);
+      expect(thrown).toMatchObject({ status: 409, code: "invalid_state", from, to });
     }
   });
 });

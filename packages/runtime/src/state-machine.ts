@@ -32,10 +32,22 @@ export function canTransition(from: SandboxState, to: SandboxState): boolean {
   return transitions[from].includes(to);
 }
 
+/** A move the table does not allow: a 409 `invalid_state` naming both states. */
+export class InvalidTransitionError extends PaddockError {
+  constructor(
+    readonly from: SandboxState,
+    readonly to: SandboxState,
+    message: string,
+  ) {
+    super(Errors.invalidStateTransition, message);
+    this.name = "InvalidTransitionError";
+  }
+}
+
 /** Throws a 409 naming the current state when the move is not allowed. */
 export function assertTransition(from: SandboxState, to: SandboxState, operation: string): void {
   if (!canTransition(from, to)) {
-    throw new PaddockError(Errors.invalidStateTransition, `cannot ${operation} a sandbox that is ${from}`);
+    throw new InvalidTransitionError(from, to, `cannot ${operation} a sandbox that is ${from}`);
   }
 }
 

@@ -159,4 +159,38 @@ describe("the reconciler", () => {
       await first.dispose().catch(() => undefined);
     }
   });
+
+  test("settles a pause or resume the engine finished while the server was away, through legal moves", async () => {
+    const first = await openTestStack({ secure: "runc" });
+    const spec = { image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] };
+    const pausedByEngine = await first.stack.sandboxes.create(spec);
+    const resumedByEngine = await first.stack.sandboxes.create(spec);
+    await first.stack.sandboxes.pause(resumedByEngine.id);
+    await expect
+      .poll(async () => (await first.stack.sandboxes.get(resumedByEngine.id)).status.state, {
+        timeout: 30_000,
+      })
+      .toBe("Paused");
+    await first.stack.close();
+    // While no server runs, the engine's state moves away from the records.
+    await testDocker.getContainer(pausedByEngine.id).pause();
+    await testDocker.getContainer(resumedByEngine.id).unpause();
+
+    let second: RuntimeStack | undefined;
+    try {
+      second = await openRuntimeStack(first.config, createLogger({ level: "error" }));
+      const paused = await second.sandboxes.get(pausedByEngine.id);
+      const resumed = await second.sandboxes.get(resumedByEngine.id);
+      expect([paused.status.state, resumed.status.state]).toEqual(["Paused", "Running"]);
+      expect([paused.status.reason, resumed.status.reason]).toEqual(["reconciled", "reconciled"]);
+    } finally {
+      await second?.close();
+      for (const id of [pausedByEngine.id, resumedByEngine.id])
+        await testDocker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      await first.dispose().catch(() => undefined);
+    }
+  });
 });
