@@ -204,10 +204,19 @@ async function run(
     );
   }
   const sse = openSse(res);
-  res.on("close", () => answer.destroy());
+  let ended = false;
+  // A client that goes away takes its run with it: the shell is ended (its state too), as a
+  // timeout ends it, and the next run opens a new one.
+  res.on("close", () => {
+    answer.destroy();
+    if (ended || session.shell !== shell) return;
+    session.shell = undefined;
+    void agentJson(session.agent, "DELETE", `/session/${encodeURIComponent(shell)}`).catch(() => undefined);
+  });
   const parser = new SseParser();
   const forward = (events: SseEvent[]) => {
     for (const event of events) {
+      if (event.type === "execution_complete" || event.type === "error") ended = true;
       // The shell ended (a timeout kills it, `exit` ends it): the next run opens a new one.
       if (
         event.type === "error" &&

@@ -602,6 +602,19 @@ describe.each(["runc", "gvisor"] as const)(
       // Another session has a shell of its own, in its workspace.
       const other = await createSession(execd);
       expect((await runIn(execd, other, 'pwd; echo "X=$X"')).stdout).toBe(`${workspace}\nX=\n`);
+      // A client that goes away ends its run and the shell: the next run does not wait for it.
+      const leaving = new AbortController();
+      const abandoned = execd.fetch(`/v1/isolated/session/${id}/run`, {
+        method: "POST",
+        body: JSON.stringify({ code: "sleep 4714" }),
+        signal: leaving.signal,
+      });
+      await expect.poll(async () => (await execd.run(countProcesses("sleep 4714"))).stdout.trim()).toBe("1");
+      leaving.abort();
+      await abandoned.then((response) => response.body?.cancel()).catch(() => undefined);
+      await expect.poll(async () => (await execd.run(countProcesses("sleep 4714"))).stdout.trim()).toBe("0");
+      expect((await runIn(execd, id, 'pwd; echo "X=$X"')).stdout).toBe(`${workspace}\nX=\n`);
+      await runIn(execd, id, "cd /tmp && export X=1");
       // A run that times out ends the shell; the next run gets a new one in the workspace.
       const timedOut = await runIn(execd, id, "sleep 30", { timeout_seconds: 1 });
       expect(timedOut.last).toMatchObject({ type: "error", error: { ename: "CommandTimeout" } });
