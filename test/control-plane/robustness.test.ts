@@ -1,4 +1,7 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Writable } from "node:stream";
 import { createLogger } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
@@ -393,5 +396,58 @@ describe("control plane robustness", () => {
     } finally {
       await audited.dispose();
     }
+  });
+});
+
+describe("a sandbox killed for memory while it runs a command", () => {
+  let t: TestServer;
+  let token: string;
+  const templatesDir = mkdtempSync(join(tmpdir(), "paddock-tiny-"));
+  mkdirSync(join(templatesDir, "tiny"));
+  writeFileSync(
+    join(templatesDir, "tiny", "template.toml"),
+    'id = "tiny"\nname = "Tiny"\ndescription = "64 MiB"\nimage = "paddock/template-ubuntu:latest"\nmemory = "64Mi"\n',
+  );
+
+  beforeAll(async () => {
+    t = await startTestServer({ config: { templates: { dir: templatesDir } } });
+    token = await t.account("oom@example.com");
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  test("answers the command with 409 sandbox_oom_killed, and the sandbox is Failed with that reason", async () => {
+    const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
+    const sandbox = (await (
+      await fetch(`${t.url}/sandboxes`, { method: "POST", headers, body: '{"template":"tiny"}' })
+    ).json()) as { id: string };
+    // Holds all of /dev/zero's bytes in one line: far past the sandbox's 64 MiB.
+    const hog = await fetch(`${t.url}/sandboxes/${sandbox.id}/run`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ command: "head -c 256M /dev/zero | tail >/dev/null; echo survived" }),
+    });
+    const text = await hog.text();
+    expect([hog.status, text]).toEqual([409, expect.stringContaining('"code":"sandbox_oom_killed"')]);
+    await expect
+      .poll(
+        async () =>
+          (await (await fetch(`${t.url}/sandboxes/${sandbox.id}`, { headers })).json()) as {
+            state: string;
+          },
+        { timeout: 30_000 },
+      )
+      .toMatchObject({ state: "Failed" });
+    // The next command on it gets the same clear answer, not a 5xx.
+    const next = await fetch(`${t.url}/sandboxes/${sandbox.id}/run`, {
+      method: "POST",
+      headers,
+      body: '{"command":"true"}',
+    });
+    expect([next.status, ((await next.json()) as { code: string }).code]).toEqual([
+      409,
+      "sandbox_oom_killed",
+    ]);
   });
 });

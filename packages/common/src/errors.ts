@@ -67,6 +67,11 @@ export const Errors = {
     409,
     "The sandbox is not in a state that allows this operation.",
   ),
+  sandboxOomKilled: defineError(
+    "sandbox_oom_killed",
+    409,
+    "The sandbox used more memory than its limit and was killed; delete it and create one with a larger memory limit.",
+  ),
   snapshotNotReady: defineError("snapshot_not_ready", 409, "The snapshot is not Ready."),
   snapshotBusy: defineError("snapshot_busy", 409, "The snapshot is still being created."),
   networkPolicyUnsupported: defineError(

@@ -6,6 +6,7 @@ import {
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
   ExecdErrors,
+  isPaddockError,
   PaddockError,
   type SseEvent,
   SseParser,
@@ -35,6 +36,7 @@ export class ExecdClient {
     private readonly base: string,
     private readonly token: string,
     private readonly sandboxId: string,
+    private readonly sandboxes: SandboxOperations,
   ) {}
 
   /** The execd of the sandbox a request names (`:id`), for the authenticated caller only. */
@@ -47,19 +49,23 @@ export class ExecdClient {
 
   static async of(sandboxes: SandboxOperations, id: string, owner: string): Promise<ExecdClient> {
     const { host, port } = await sandboxes.target(id, EXECD_PORT, owner);
-    return new ExecdClient(`http://${host}:${port}`, sandboxes.tokens(id).execd, id);
+    return new ExecdClient(`http://${host}:${port}`, sandboxes.tokens(id).execd, id, sandboxes);
   }
 
   request(path: string, init: RequestInit = {}): Promise<Response> {
     return fetch(`${this.base}${path}`, {
       ...init,
       headers: { [EXECD_TOKEN_HEADER]: this.token, ...(init.headers as Record<string, string> | undefined) },
-    }).catch((error: Error) => {
-      throw new PaddockError(
-        Errors.endpointUnavailable,
-        `the sandbox's execd did not answer: ${error.message}`,
+    }).catch(async (error: Error) => {
+      throw await this.failure(
+        new PaddockError(Errors.endpointUnavailable, `the sandbox's execd did not answer: ${error.message}`),
       );
     });
+  }
+
+  /** execd stopped answering: the sandbox's own end (an OOM kill, say) when that is why, else `error`. */
+  private async failure(error: PaddockError): Promise<PaddockError> {
+    return (await this.sandboxes.exitCause(this.sandboxId).catch(() => undefined)) ?? error;
   }
 
   /**
@@ -68,7 +74,12 @@ export class ExecdClient {
    * is exactly the command's bytes.
    */
   async *events(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<SseEvent> {
-    const response = await this.post(path, JSON.stringify(body), signal);
+    let response: IncomingMessage;
+    try {
+      response = await this.post(path, JSON.stringify(body), signal);
+    } catch (error) {
+      throw signal?.aborted ? error : await this.failure(error as PaddockError);
+    }
     try {
       if (response.statusCode !== 200) {
         const chunks: Buffer[] = [];
@@ -79,6 +90,15 @@ export class ExecdClient {
       response.setEncoding("utf8");
       for await (const text of response) yield* parser.push(text as string);
       yield* parser.end();
+    } catch (error) {
+      if (isPaddockError(error) || signal?.aborted) throw error;
+      // The stream broke off mid-command.
+      throw await this.failure(
+        new PaddockError(
+          Errors.endpointUnavailable,
+          `the sandbox's execd stopped answering: ${(error as Error).message}`,
+        ),
+      );
     } finally {
       // A consumer that stops early (or an abort) must not leave the command's stream open.
       if (!response.complete) response.destroy();

@@ -87,6 +87,8 @@ export interface WorkloadStatus {
   address?: string;
   containerId?: string;
   exitCode?: number;
+  /** The engine killed it for going over its memory limit. */
+  oomKilled?: boolean;
   error?: string;
 }
 

@@ -376,9 +376,12 @@ export class SandboxService implements SandboxOperations {
   async target(id: string, port: number, owner?: string | null): Promise<{ host: string; port: number }> {
     const sandbox = await this.get(id, owner);
     if (sandbox.status.state !== "Running") {
-      throw new PaddockError(
-        Errors.invalidStateTransition,
-        `sandbox ${id} is ${sandbox.status.state}; its ports answer only while Running`,
+      throw (
+        failureOf(sandbox) ??
+        new PaddockError(
+          Errors.invalidStateTransition,
+          `sandbox ${id} is ${sandbox.status.state}; its ports answer only while Running`,
+        )
       );
     }
     let host = this.addresses.get(id);
@@ -441,6 +444,23 @@ export class SandboxService implements SandboxOperations {
     if (!response.ok) throw new Error(`execd refused the environment (${response.status})`);
   }
 
+  async exitCause(id: string): Promise<PaddockError | undefined> {
+    // The engine may take a moment to see the container end after its connections dropped.
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const status = await this.deps.runtime.inspectWorkload(id);
+      if (status.state === "exited" || status.state === "missing") {
+        await this.markExited(id, {
+          ...(status.exitCode !== undefined ? { exitCode: status.exitCode } : {}),
+          oomKilled: status.oomKilled ?? false,
+        });
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const sandbox = await this.deps.sandboxes.find(id);
+    return sandbox ? failureOf(sandbox) : undefined;
+  }
+
   /** A sandbox whose container died on its own (crash, OOM kill) becomes Failed. */
   async markExited(id: string, exit: { exitCode?: number; oomKilled: boolean }): Promise<void> {
     const sandbox = await this.deps.sandboxes.find(id);
@@ -456,6 +476,19 @@ export class SandboxService implements SandboxOperations {
       await this.deps.log.record(id, "Failed", message);
     }
   }
+}
+
+/** The error that tells a caller why a Failed sandbox cannot serve them; undefined otherwise. */
+function failureOf(sandbox: Sandbox): PaddockError | undefined {
+  if (sandbox.status.state !== "Failed") return undefined;
+  const why = sandbox.status.message ?? sandbox.status.reason ?? "its container ended";
+  if (sandbox.status.reason === "oom_killed") {
+    return new PaddockError(
+      Errors.sandboxOomKilled,
+      `sandbox ${sandbox.id} ${why}; delete it and create one with more memory (resourceLimits.memory, or a larger template)`,
+    );
+  }
+  return new PaddockError(Errors.invalidStateTransition, `sandbox ${sandbox.id} is Failed: ${why}`);
 }
 
 /** The fields the reconciler restores when it adopts a container the database does not know. */

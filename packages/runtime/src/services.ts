@@ -1,3 +1,4 @@
+import type { PaddockError } from "@paddock/common";
 import type { CreateSandboxInput, Page, Sandbox, SandboxFilter, Snapshot, SnapshotFilter } from "./model.js";
 
 /**
@@ -22,6 +23,11 @@ export interface SandboxOperations {
   patchMetadata(id: string, patch: Record<string, string | null>, owner?: string | null): Promise<Sandbox>;
   /** Where this server reaches a port of the sandbox (its address on the sandbox network). */
   target(id: string, port: number, owner?: string | null): Promise<{ host: string; port: number }>;
+  /**
+   * Asked when the sandbox stops answering: if its container ended on its own (an OOM kill, a
+   * crash), the record becomes Failed at once and the error to give the caller is returned.
+   */
+  exitCause(id: string): Promise<PaddockError | undefined>;
   /** Per-sandbox secrets the runtime derives: execd token, egress token, endpoint access token. */
   tokens(id: string): { execd: string; egress: string; access: string };
   /** Diagnostic text: container output (`logs`) or lifecycle events (`events`). */

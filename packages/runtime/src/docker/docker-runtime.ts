@@ -380,6 +380,7 @@ export class DockerRuntime implements Runtime {
       containerId: inspected.Id,
       ...(address ? { address } : {}),
       ...(state.Running ? {} : { exitCode: state.ExitCode }),
+      ...(state.OOMKilled ? { oomKilled: true } : {}),
       ...(state.Error ? { error: state.Error } : {}),
     };
   }
