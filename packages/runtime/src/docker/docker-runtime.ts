@@ -36,7 +36,7 @@ import { demuxDockerLogs } from "./logs.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
-import { commitSnapshotImage } from "./snapshot-image.js";
+import { commitSnapshotImage, snapshotProblem } from "./snapshot-image.js";
 import { succeeds } from "./succeeds.js";
 import { egressUpstreamDns } from "./upstream-dns.js";
 import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
@@ -68,6 +68,8 @@ export class DockerRuntime implements Runtime {
   /** Per-sandbox disk quotas, when this engine and process can enforce them (decision 0120). */
   private diskQuotas: DiskQuotas | undefined;
   private diskQuotaProblem = "";
+  /** Set when commits of this engine runtime's sandboxes would miss their files. */
+  private snapshotProblem: string | undefined;
   /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
   private runcHardening: Awaited<ReturnType<typeof runcIsolationHardening>>;
 
@@ -103,6 +105,10 @@ export class DockerRuntime implements Runtime {
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
+    const engineRuntime = info.Runtimes?.[this.resolvedSecureRuntime.engineName] as
+      | { runtimeArgs?: string[] }
+      | undefined;
+    this.snapshotProblem = snapshotProblem(this.resolvedSecureRuntime.type, engineRuntime?.runtimeArgs ?? []);
     this.logger.info(
       {
         secureRuntime: this.resolvedSecureRuntime.type || "none",
@@ -417,6 +423,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async snapshotWorkload(sandboxId: string, snapshotId: string): Promise<string> {
+    if (this.snapshotProblem) throw new Error(this.snapshotProblem);
     return commitSnapshotImage(this.docker, sandboxId, snapshotId, this.config.server.instance);
   }
 

@@ -6,6 +6,17 @@ export const snapshotRepository = "paddock-snapshot";
 export const snapshotInstanceLabel = "paddock.snapshot.instance";
 
 /**
+ * Why a commit cannot capture a sandbox's files under this engine runtime, or undefined. runsc
+ * 2024 keeps a sandbox's root filesystem changes in a filestore file of its own overlay unless
+ * started with `--overlay2=none`; a commit would capture that file and none of the files.
+ */
+export function snapshotProblem(secureType: string, runtimeArgs: readonly string[]): string | undefined {
+  if (secureType !== "gvisor") return undefined;
+  if (runtimeArgs.some((arg) => /^--?overlay2=none$/.test(arg))) return undefined;
+  return "gVisor keeps this sandbox's file changes inside its own overlay, which a commit cannot read; register runsc with --overlay2=none in the engine's runtime arguments (decision 0120)";
+}
+
+/**
  * Captures a sandbox's filesystem as `paddock-snapshot:<snapshotId>` whose configuration is its
  * sandbox's image's own: a commit would also keep the container's environment (the caller's
  * `env` and the execd token), and the engine merges a container's env back into any config
