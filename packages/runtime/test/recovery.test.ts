@@ -127,6 +127,32 @@ describe("a server killed while creates are in flight", () => {
 });
 
 describe("the reconciler", () => {
+  test("removes the staging commit of a snapshot its server was capturing when it stopped", async () => {
+    const instance = newId("test");
+    const container = await testDocker.createContainer({
+      Image: "paddock/base:bookworm",
+      Cmd: ["true"],
+      Labels: { "paddock.instance": instance },
+    });
+    await container.commit({ repo: "paddock-snapshot-staging", tag: "snap-interrupted" });
+    await container.remove({ force: true });
+    const staged = () =>
+      testDocker
+        .getImage("paddock-snapshot-staging:snap-interrupted")
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        );
+    expect(await staged()).toBe(true);
+    const restarted = await openTestStack({ secure: "runc", config: { server: { instance } } });
+    try {
+      expect(await staged()).toBe(false);
+    } finally {
+      await restarted.dispose();
+    }
+  });
+
   test("adopts a running container the database does not know, and removes one that cannot be adopted", async () => {
     const first = await openTestStack({ secure: "runc" });
     const kept = await first.stack.sandboxes.create({

@@ -36,7 +36,7 @@ import { demuxDockerLogs } from "./logs.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
-import { commitSnapshotImage, snapshotProblem } from "./snapshot-image.js";
+import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
 import { succeeds } from "./succeeds.js";
 import { egressUpstreamDns } from "./upstream-dns.js";
 import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
@@ -122,6 +122,7 @@ export class DockerRuntime implements Runtime {
       blockHostAccess: this.config.docker.block_host_access,
     });
     this.execdVolume = await ensureExecdVolume(this.docker, this.config.runtime.execd_image);
+    await removeStagingImages(this.docker, `${instanceLabel}=${this.config.server.instance}`);
     if (this.resolvedSecureRuntime.type === "") this.runcHardening = await runcIsolationHardening();
   }
 

@@ -57,6 +57,23 @@ export async function commitSnapshotImage(
 }
 
 /**
+ * Removes the staging commits of snapshots a server of this instance was capturing when it
+ * stopped (at start nothing of this instance is being captured). `instanceFilter` is the label
+ * filter naming the instance; a commit carries its container's labels.
+ */
+export async function removeStagingImages(docker: Docker, instanceFilter: string): Promise<void> {
+  const staged = await docker.listImages({
+    filters: { label: [instanceFilter], reference: [`${snapshotRepository}-staging`] },
+  });
+  for (const image of staged) {
+    await docker
+      .getImage(image.Id)
+      .remove({ force: true })
+      .catch(() => undefined);
+  }
+}
+
+/**
  * Loads an image whose layers the engine already holds: an archive of its config and manifest
  * alone (the engine reads a layer's file only when it lacks the layer).
  */
