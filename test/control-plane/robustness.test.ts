@@ -3,7 +3,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { createLogger } from "@paddock/common";
+import { createLogger, EXECD_PORT, EXECD_TOKEN_HEADER } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -187,6 +187,33 @@ describe("control plane robustness", () => {
       record(`${prefix} bad escape`, badUrl.status, (await badUrl.json()) as Record<string, unknown>);
       expected.push(`${prefix} bad escape 400 invalid_request ${keys}`);
     }
+    // execd, inside the sandbox, answers in its own {code, message}.
+    const execd = await t.server.stack.sandboxes.target(sandboxId, EXECD_PORT);
+    const execdUrl = `http://${execd.host}:${execd.port}`;
+    const execdAuth = `${EXECD_TOKEN_HEADER}: ${t.server.stack.sandboxes.tokens(sandboxId).execd}`;
+    const execdKeys = "code,message";
+    const execdHost = `host: ${execd.host}:${execd.port}`;
+    const execdLongUrl = await rawRequest(
+      execdUrl,
+      `GET /files/info?path=${"x".repeat(20_000)} HTTP/1.1\r\n${execdHost}\r\n${execdAuth}\r\n\r\n`,
+    );
+    record("execd long URL", execdLongUrl.status, execdLongUrl.body);
+    expected.push(`execd long URL 431 headers_too_large ${execdKeys}`);
+    const execdBigHeader = await rawRequest(
+      execdUrl,
+      `GET /ping HTTP/1.1\r\n${execdHost}\r\n${execdAuth}\r\nx-big: ${"y".repeat(20_000)}\r\n\r\n`,
+    );
+    record("execd large header", execdBigHeader.status, execdBigHeader.body);
+    expected.push(`execd large header 431 headers_too_large ${execdKeys}`);
+    const execdNowhere = await fetch(`${execdUrl}/nowhere`, {
+      headers: { [EXECD_TOKEN_HEADER]: t.server.stack.sandboxes.tokens(sandboxId).execd },
+    });
+    record(
+      "execd unknown route",
+      execdNowhere.status,
+      (await execdNowhere.json()) as Record<string, unknown>,
+    );
+    expected.push(`execd unknown route 404 not_found ${execdKeys}`);
     expect(answers).toEqual(expected);
     // The server is still answering after the connections it cut.
     expect((await fetch(`${t.url}/health`)).status).toBe(200);

@@ -16,7 +16,7 @@ export function errorBody(shape: ErrorShape, code: string, text: string): Record
  * from what the parser had received; `shapeFor` maps it (an unknown path gets `shapeFor("")`).
  */
 export function clientErrorAnswer(
-  error: { code?: string; rawPacket?: unknown },
+  error: Error & { code?: string; rawPacket?: unknown },
   shapeFor: (path: string) => ErrorShape,
 ): string {
   const [definition, text]: [ErrorDefinition, string] =

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { EXECD_ENV_PATH } from "@paddock/common/contracts";
+import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { safeEqual } from "@paddock/common/ids";
 import { CodeContexts } from "./code-contexts.js";
 import { Commands } from "./commands.js";
@@ -98,7 +99,15 @@ export function createExecd(options: {
     }
   });
   server.keepAliveTimeout = 60_000;
-  server.on("clientError", (_error, socket) => socket.destroy());
+  // What the HTTP parser refuses (headers over 16 KiB, a malformed request) is answered as
+  // execd's other errors are, `{code, message}`, rather than with a cut connection.
+  server.on("clientError", (error, socket) => {
+    if (!socket.writable) return socket.destroy();
+    socket.end(
+      clientErrorAnswer(error, () => "message"),
+      () => socket.destroy(),
+    );
+  });
   return {
     server,
     close() {
