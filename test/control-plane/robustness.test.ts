@@ -232,10 +232,18 @@ describe("control plane robustness", () => {
         body: JSON.stringify({ image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] }),
       })
     ).json()) as { id: string };
+    // A sandbox of its own to pause, so the other tests keep a Running one.
+    const owned = (await (
+      await fetch(`${t.url}/sandboxes`, {
+        method: "POST",
+        headers: bearer(token),
+        body: '{"template":"ubuntu"}',
+      })
+    ).json()) as { id: string };
     const calls: Array<[string, string, Record<string, string>, number]> = [
       ["POST", `/keys/${key.key.id}/rotate`, bearer(session), 200],
       ["DELETE", `/keys/${key.key.id}`, bearer(session), 204],
-      ["POST", `/sandboxes/${sandboxId}/pause`, bearer(token), 200],
+      ["POST", `/sandboxes/${owned.id}/pause`, bearer(token), 200],
       ["POST", `/v1/sandboxes/${created.id}/pause`, { ...json, "RUNTIME-API-KEY": t.apiKey }, 202],
       ["DELETE", `/v1/sandboxes/${created.id}`, { ...json, "RUNTIME-API-KEY": t.apiKey }, 204],
       ["POST", "/auth/logout", bearer(session), 204],
@@ -247,6 +255,7 @@ describe("control plane robustness", () => {
       answers.push(`${method} ${path} ${response.status === status ? "ok" : `${response.status} ${text}`}`);
     }
     expect(answers).toEqual(calls.map(([method, path]) => `${method} ${path} ok`));
+    await t.server.stack.sandboxes.delete(owned.id);
     // A body that is there but is not JSON is still refused.
     const broken = await fetch(`${t.url}/keys`, { method: "POST", headers: bearer(token), body: "{" });
     expect([broken.status, ((await broken.json()) as { code: string }).code]).toEqual([400, "invalid_json"]);

@@ -184,8 +184,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       },
     },
     async (request) => {
+      const body = commandBody(request.body);
       const execd = await ExecdClient.forRequest(sandboxes, request);
-      return collectCommand(execd.events("/command", commandBody(request.body)));
+      return collectCommand(execd.events("/command", body));
     },
   );
 
@@ -193,9 +194,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     "/sandboxes/:id/run/stream",
     { schema: { tags: ["commands"], params: SandboxParams, body: RunRequest, response: errorResponses } },
     async (request, reply) => {
+      const body = commandBody(request.body);
       const execd = await ExecdClient.forRequest(sandboxes, request);
       const abort = new AbortController();
-      const events = execd.events("/command", commandBody(request.body), abort.signal);
+      const events = execd.events("/command", body, abort.signal);
       // Fail before the stream starts when execd refuses the command.
       const first = await events.next();
       reply.hijack();
