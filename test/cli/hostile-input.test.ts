@@ -51,8 +51,16 @@ describe("nothing a client sends ends the server process", () => {
     dataDir = mkdtempSync(join(tmpdir(), "paddock-hostile-"));
     paddock = await startPaddock(dataDir);
   });
-  afterAll(() => {
-    paddock?.child.kill("SIGKILL");
+  afterAll(async () => {
+    const child = paddock?.child;
+    if (child && child.exitCode === null) {
+      // A clean stop (the CLI closes the server on SIGTERM); a hard one if it hangs.
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   });
 
