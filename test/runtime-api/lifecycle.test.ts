@@ -1,4 +1,4 @@
-import { EXECD_PORT, newSecret } from "@paddock/common";
+import { EXECD_PORT, newSecret, SseParser } from "@paddock/common";
 import { buildTestImage, testDocker } from "@paddock/runtime/testing";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -213,7 +213,10 @@ describe("the /v1 API beyond one sandbox", () => {
         },
         body: JSON.stringify({ command: echo }),
       });
-      return /"text":"([^"]*)\\n"/.exec(await response.text())?.[1];
+      // One stdout event per line, without its newline (OpenSandbox's framing).
+      const parser = new SseParser();
+      const events = parser.push(await response.text()).concat(parser.end());
+      return events.find((event) => event.type === "stdout")?.text;
     };
     try {
       // Either --require would stop a Node that read it; execd starts and its commands see them.
