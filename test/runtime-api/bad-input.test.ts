@@ -188,8 +188,9 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
   });
 
   test("a create at the entrypoint and env limits starts", async () => {
-    const argument = "a".repeat(16 * 1024);
-    const env = Object.fromEntries(["V1", "V2", "V3", "V4"].map((name) => [name, "e".repeat(16 * 1024 - 3)]));
+    // 3 × 80 KiB of arguments, and two variables of 128 KiB - 1 with their names (MAX_ARG_STRLEN).
+    const argument = "a".repeat(80 * 1024);
+    const env = Object.fromEntries(["V1", "V2"].map((name) => [name, "e".repeat(128 * 1024 - 4)]));
     const response = await t.api("/v1/sandboxes", {
       method: "POST",
       body: JSON.stringify({

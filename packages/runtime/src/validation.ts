@@ -44,10 +44,10 @@ export function validateMetadata(metadata: Record<string, string | null>): void 
 
 /**
  * Sizes of what a sandbox's main process is started with (UTF-8 bytes). Linux refuses one
- * argument or variable over 128 KiB; the totals keep the engine's create request and the
- * process's start well inside what every runtime accepts.
+ * argument or variable of 128 KiB or more with its NUL (MAX_ARG_STRLEN); the totals keep the
+ * engine's create request and the process's start well inside what every runtime accepts.
  */
-export const launchLimits = { itemBytes: 16 * 1024, entrypointBytes: 64 * 1024, envBytes: 64 * 1024 };
+export const launchLimits = { itemBytes: 128 * 1024 - 1, entrypointBytes: 256 * 1024, envBytes: 256 * 1024 };
 
 export function validateLaunch(entrypoint: readonly string[], env: Record<string, string>): void {
   const { itemBytes, entrypointBytes, envBytes } = launchLimits;

@@ -4,7 +4,7 @@ import { Pagination, pageQueryFields } from "./pagination.js";
 import { SecretInjection } from "./secrets.js";
 
 const strict = { additionalProperties: false } as const;
-const Env = Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 131072 }), {
+const Env = Type.Record(Type.String({ minLength: 1, maxLength: 256 }), Type.String({ maxLength: 131071 }), {
   maxProperties: 512,
 });
 const Metadata = Type.Record(Type.String({ maxLength: 317 }), Type.String({ maxLength: 63 }), {

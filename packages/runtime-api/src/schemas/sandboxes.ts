@@ -78,9 +78,9 @@ export const CreateSandboxRequest = Type.Object({
   resourceLimits: Type.Optional(StringMap({ maxProperties: 16, maxValueLength: 64 })),
   resourceRequests: Type.Optional(StringMap({ maxProperties: 16, maxValueLength: 64 })),
   // Per-item bounds; the runtime also bounds the totals (launchLimits).
-  env: Type.Optional(StringMap({ maxProperties: 512, maxValueLength: 16384 })),
+  env: Type.Optional(StringMap({ maxProperties: 512, maxValueLength: 131071 })),
   metadata: Type.Optional(StringMap({ maxProperties: 64, maxValueLength: 63 })),
-  entrypoint: Type.Optional(Type.Array(Type.String({ maxLength: 16384 }), { minItems: 1, maxItems: 1024 })),
+  entrypoint: Type.Optional(Type.Array(Type.String({ maxLength: 131071 }), { minItems: 1, maxItems: 1024 })),
   networkPolicy: Type.Optional(NetworkPolicy),
   credentialProxy: Type.Optional(Type.Object({ enabled: Type.Optional(Type.Boolean()) }, strict)),
   secureAccess: Type.Optional(Type.Boolean()),
