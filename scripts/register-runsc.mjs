@@ -9,7 +9,10 @@ import { dirname } from "node:path";
 
 const file = process.argv[2] ?? "/etc/docker/daemon.json";
 const config = existsSync(file) ? JSON.parse(readFileSync(file, "utf8") || "{}") : {};
-const wanted = { path: "/usr/bin/runsc", runtimeArgs: ["--network=host", "--platform=ptrace", "--overlay2=none"] };
+const wanted = {
+  path: "/usr/bin/runsc",
+  runtimeArgs: ["--network=host", "--platform=ptrace", "--overlay2=none"],
+};
 if (JSON.stringify(config.runtimes?.runsc) !== JSON.stringify(wanted)) {
   config.runtimes = { ...config.runtimes, runsc: wanted };
   mkdirSync(dirname(file), { recursive: true });
