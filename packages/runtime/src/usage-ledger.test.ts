@@ -114,7 +114,8 @@ describe.each(testEngines)("usage ledger on %s", (engine) => {
     await sandbox("sbx-c", "acct-3", "Running");
     await ledger.openIfRunning("sbx-c", new Date(Date.now() - 60_000));
     // The state changed but the meter write was lost.
-    await sandboxes.setState("sbx-c", "Running", "Paused");
+    await sandboxes.setState("sbx-c", "Running", "Pausing");
+    await sandboxes.setState("sbx-c", "Pausing", "Paused");
     const left = Date.now();
     await sandbox("sbx-d", "acct-3", "Running");
     await ledger.sync(new Date(left + 30_000));

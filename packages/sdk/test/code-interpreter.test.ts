@@ -50,9 +50,11 @@ describe("the SDK's stateful code on the code-interpreter template", () => {
     expect(failed.error?.traceback.join("\n")).toContain("missing");
   });
 
-  test("a run without a context starts from nothing", async () => {
-    await sandbox.runCode("stray = 1");
-    const result = await sandbox.runCode("'stray' in dir()");
+  test("runs without a context share the language's default context; a new context starts clean", async () => {
+    await sandbox.runCode("x = 20");
+    expect((await sandbox.runCode("x + 22")).results[0]).toMatchObject({ "text/plain": "42" });
+    const fresh = await sandbox.createCodeContext("python");
+    const result = await sandbox.runCode("'x' in dir()", { context: fresh.id });
     expect(result.results[0]).toMatchObject({ "text/plain": "False" });
   });
 });
