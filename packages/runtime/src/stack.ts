@@ -47,11 +47,16 @@ export async function openRuntimeStack(
   const runtime = createRuntime(config, logger);
   await runtime.start();
   const database = options.database ?? (await openDatabase(databaseUrl(config)));
+  // Background work (exits, deletes) that close() waits for. A failure is logged here: left
+  // unhandled, one failed write would end the process.
   const pending = new Set<Promise<unknown>>();
   const track = (work: Promise<unknown>) => {
-    pending.add(work);
-    void work.finally(() => pending.delete(work));
+    const settled: Promise<unknown> = work
+      .catch((error: unknown) => logger.error({ err: error }, "background sandbox work failed"))
+      .finally(() => pending.delete(settled));
+    pending.add(settled);
   };
+  let closing = false;
   const meter = new UsageMeter(
     new UsageLedger(database.db),
     logger,
@@ -80,7 +85,11 @@ export async function openRuntimeStack(
     logger,
     track,
   });
-  runtime.watchExits((sandboxId, exit) => track(sandboxes.markExited(sandboxId, exit)));
+  runtime.watchExits((sandboxId, exit) => {
+    // Exits seen while closing are of sandboxes being drained or left for the next start's
+    // reconciler; the database may be gone before their write.
+    if (!closing) track(sandboxes.markExited(sandboxId, exit));
+  });
   await reconcile({
     runtime,
     sandboxes: sandboxRepository,
@@ -110,6 +119,7 @@ export async function openRuntimeStack(
     database,
     secretKey,
     async close() {
+      closing = true;
       await pools.stop();
       await reaper.stop();
       await Promise.allSettled([...pending]);
