@@ -239,6 +239,16 @@ async function run(
   sse.end();
 }
 
+/** The agent's `/command` body for a run of the session's code, started in the workspace. */
+function agentCommand(
+  session: IsolatedSession,
+  code: string,
+  envs: Record<string, string> | undefined,
+  options: { timeout?: number; background?: boolean },
+) {
+  return { command: code, cwd: session.spec.workspace.path, ...(envs ? { envs } : {}), ...options };
+}
+
 /** A foreground run on its own, in the workspace: for images without bash, which has no shell to share. */
 async function runAlone(
   session: IsolatedSession,
@@ -248,12 +258,7 @@ async function runAlone(
   headers: Record<string, string | string[]>,
   res: ServerResponse,
 ): Promise<void> {
-  const command = {
-    command: code,
-    cwd: session.spec.workspace.path,
-    ...(envs ? { envs } : {}),
-    ...(timeoutSeconds ? { timeout: timeoutSeconds * 1000 } : {}),
-  };
+  const command = agentCommand(session, code, envs, timeoutSeconds ? { timeout: timeoutSeconds * 1000 } : {});
   const answer = await agentRequest(session.agent, "POST", "/command", {
     headers,
     body: JSON.stringify(command),
@@ -271,12 +276,7 @@ async function runInBackground(
   envs: Record<string, string> | undefined,
   res: ServerResponse,
 ): Promise<void> {
-  const command = {
-    command: code,
-    cwd: session.spec.workspace.path,
-    ...(envs ? { envs } : {}),
-    background: true,
-  };
+  const command = agentCommand(session, code, envs, { background: true });
   const answer = await agentRequest(session.agent, "POST", "/command", { body: JSON.stringify(command) });
   const text = await readText(answer);
   const parser = new SseParser();
