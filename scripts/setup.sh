@@ -69,8 +69,20 @@ step "registering gVisor (runsc) as a Docker runtime"
 registered="$(node scripts/register-runsc.mjs /etc/docker/daemon.json)"
 
 if ! docker info >/dev/null 2>&1; then
+  # A dockerd that is still starting or stopping holds its pid file; let it finish first.
+  docker_pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+  for _ in $(seq 1 60); do
+    if [ -z "$docker_pid" ] || ! kill -0 "$docker_pid" 2>/dev/null || docker info >/dev/null 2>&1; then
+      break
+    fi
+    sleep 1
+  done
+fi
+if ! docker info >/dev/null 2>&1; then
   step "starting dockerd (log: /var/log/paddock-dockerd.log)"
-  nohup dockerd >/var/log/paddock-dockerd.log 2>&1 &
+  # In a session of its own: dockerd outlives the command that set it up (`make run` stopped with
+  # its process group must not take the engine and its sandboxes with it).
+  setsid nohup dockerd >/var/log/paddock-dockerd.log 2>&1 </dev/null &
   for _ in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
     sleep 1
