@@ -1,8 +1,8 @@
 import { createTestDatabase, type DatabaseHandle } from "@paddock/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Sandbox } from "./model.js";
 import { SandboxRepository } from "./sandbox-repository.js";
 import { InvalidTransitionError, type SandboxState } from "./state-machine.js";
+import { sandboxRecord } from "./testing/records.js";
 
 describe("sandbox repository state writes", () => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -11,20 +11,9 @@ describe("sandbox repository state writes", () => {
   const observed: string[] = [];
 
   const insert = async (id: string, state: SandboxState) => {
-    const now = new Date().toISOString();
-    const record: Sandbox = {
-      id,
-      owner: null,
-      status: { state, lastTransitionAt: now },
-      entrypoint: ["sleep", "infinity"],
-      metadata: {},
-      extensions: {},
-      resourceLimits: {},
-      secureAccess: false,
-      createdAt: now,
-      updatedAt: now,
-    };
-    await repository.insert(record);
+    await repository.insert(
+      sandboxRecord(id, { status: { state, lastTransitionAt: new Date().toISOString() } }),
+    );
   };
 
   beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { createTestDatabase, type DatabaseHandle, testEngines } from "@paddock/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Sandbox } from "./model.js";
 import { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxState } from "./state-machine.js";
+import { sandboxRecord } from "./testing/records.js";
 import { periodOf, splitByPeriod, UsageLedger } from "./usage-ledger.js";
 
 // The ledger's bookkeeping on both engines, with explicit times (no sandboxes, no sleeping).
@@ -30,21 +30,12 @@ describe.each(testEngines)("usage ledger on %s", (engine) => {
   let sandboxes: SandboxRepository;
 
   const sandbox = async (id: string, owner: string | null, state: SandboxState, pooledFor?: string) => {
-    const now = new Date().toISOString();
-    const record: Sandbox = {
-      id,
+    const record = sandboxRecord(id, {
       owner,
-      status: { state, lastTransitionAt: now },
+      status: { state, lastTransitionAt: new Date().toISOString() },
       template: "python",
-      entrypoint: [],
-      metadata: {},
-      extensions: {},
-      resourceLimits: {},
-      secureAccess: false,
-      createdAt: now,
-      updatedAt: now,
       ...(pooledFor ? { pooledFor } : {}),
-    };
+    });
     await sandboxes.insert(record);
   };
 

@@ -1,8 +1,8 @@
 import { createLogger } from "@paddock/common";
 import { createTestDatabase, type DatabaseHandle, testEngines } from "@paddock/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import type { Sandbox } from "./model.js";
 import { SandboxRepository } from "./sandbox-repository.js";
+import { sandboxRecord } from "./testing/records.js";
 import { UsageLedger } from "./usage-ledger.js";
 import { UsageMeter } from "./usage-meter.js";
 
@@ -16,23 +16,8 @@ describe.each(testEngines)("usage meter on %s", (engine) => {
   let sandboxes: SandboxRepository;
   const logger = createLogger({ level: "silent" });
 
-  const record = (id: string, pooledFor?: string): Sandbox => {
-    const now = new Date().toISOString();
-    return {
-      id,
-      owner: null,
-      status: { state: "Running", lastTransitionAt: now },
-      template: "python",
-      entrypoint: [],
-      metadata: {},
-      extensions: {},
-      resourceLimits: {},
-      secureAccess: false,
-      createdAt: now,
-      updatedAt: now,
-      ...(pooledFor ? { pooledFor } : {}),
-    };
-  };
+  const record = (id: string, pooledFor?: string) =>
+    sandboxRecord(id, { template: "python", ...(pooledFor ? { pooledFor } : {}) });
   const meters = () => handle.db.selectFrom("usage_meters").select(["sandbox_id", "account_id"]).execute();
 
   beforeAll(async () => {
