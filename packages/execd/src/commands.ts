@@ -169,9 +169,13 @@ export class Commands {
       this.warm.refill();
     };
     // Output pipes can outlive the shell (a daemon it started keeps them open): finish on close,
-    // or shortly after exit.
+    // or shortly after exit. The grace period ends in a check phase, after one more poll of the
+    // pipes: on a busy loop the timer can come due before the poll that reads what the shell wrote
+    // just before it exited, and finishing then would drop that output.
     child.on("close", finish);
-    child.on("exit", (code, signal) => setTimeout(() => finish(code, signal), 200).unref());
+    child.on("exit", (code, signal) =>
+      setTimeout(() => setImmediate(() => finish(code, signal)), 200).unref(),
+    );
   }
 
   interrupt(url: URL, res: ServerResponse): void {
