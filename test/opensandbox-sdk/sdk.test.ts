@@ -108,6 +108,11 @@ describe("commands, sessions and files through the OpenSandbox SDK", () => {
     const connected = await sandbox.commands.run("echo connect-ok");
     expect(connected.logs.stdout.map((message) => message.text).join("")).toBe("connect-ok");
 
+    // OpenSandbox's execd ends a command's line at "\n" or "\r" ("\r\n" once) and sends a blank
+    // line as "\n", so a progress bar's redraws arrive one by one.
+    const progress = await sandbox.commands.run("echo a; echo; printf ' 50%%\\r100%%\\r\\ndone\\r\\n'");
+    expect(texts(progress.logs.stdout)).toEqual(["a", "\n", " 50%", "100%", "done"]);
+
     const failed = await sandbox.commands.run("echo before; exit 3");
     expect(failed.exitCode).toBe(3);
     expect(texts(failed.logs.stdout)).toEqual(["before"]);
@@ -134,13 +139,14 @@ describe("commands, sessions and files through the OpenSandbox SDK", () => {
     const seen: string[] = [];
     const second = await sandbox.commands.runInSession(
       session,
-      "pwd; echo $KEPT; printf 'a\\nb'",
+      "pwd; echo $KEPT; echo; printf 'x\\ry\\r\\na\\nb'",
       undefined,
       {
         onStdout: (message) => void seen.push(message.text),
       },
     );
-    expect(seen).toEqual(["/var", "yes", "a", "b"]);
+    // A session's output is cut as Go's bufio.ScanLines cuts it, as in OpenSandbox's execd.
+    expect(seen).toEqual(["/var", "yes", "", "x\ry", "a", "b"]);
     expect(texts(second.logs.stdout)).toEqual(seen);
     await sandbox.commands.deleteSession(session);
     await expect(sandbox.commands.runInSession(session, "true")).rejects.toMatchObject({ statusCode: 404 });

@@ -101,8 +101,8 @@ export class Commands {
     }
 
     const writers = {
-      stdout: outputWriter(framing, (text) => sse.send({ type: "stdout", text })),
-      stderr: outputWriter(framing, (text) => sse.send({ type: "stderr", text })),
+      stdout: outputWriter(framing, "command", (text) => sse.send({ type: "stdout", text })),
+      stderr: outputWriter(framing, "command", (text) => sse.send({ type: "stderr", text })),
     };
     const forward = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
       const text = chunk.toString("utf8");

@@ -1,33 +1,58 @@
 import { describe, expect, test } from "vitest";
-import { longestLine, outputWriter } from "./output-framing.js";
+import { type LineCut, longestLine, type OutputFraming, outputWriter } from "./output-framing.js";
 
-function collect(framing: "lines" | "chunks", pushes: string[]): string[] {
+function collect(framing: OutputFraming, cut: LineCut, pushes: string[]): string[] {
   const events: string[] = [];
-  const writer = outputWriter(framing, (text) => events.push(text) > 0);
+  const writer = outputWriter(framing, cut, (text) => events.push(text) > 0);
   for (const text of pushes) writer.push(text);
   writer.end();
   return events;
 }
 
 describe("output framing", () => {
-  test("lines: one event per line, newline dropped, across chunk borders", () => {
-    expect(collect("lines", ["n1\nn2\nn3\n"])).toEqual(["n1", "n2", "n3"]);
-    expect(collect("lines", ["con", "nect-o", "k\nsecond"])).toEqual(["connect-ok", "second"]);
-    expect(collect("lines", ["a\r\n", "\n", "b\r"])).toEqual(["a", "", "b\r"]);
-    expect(collect("lines", [""])).toEqual([]);
+  test.each(["command", "session"] as const)(
+    "%s lines: one event per line, newline dropped, across chunk borders",
+    (cut) => {
+      expect(collect("lines", cut, ["n1\nn2\nn3\n"])).toEqual(["n1", "n2", "n3"]);
+      expect(collect("lines", cut, ["con", "nect-o", "k\nsecond"])).toEqual(["connect-ok", "second"]);
+      expect(collect("lines", cut, [""])).toEqual([]);
+    },
+  );
+
+  test("command lines: cut at \\n or \\r, \\r\\n once, a blank line as \\n (OpenSandbox's command output)", () => {
+    expect(collect("lines", "command", ["a\n\nb\n"])).toEqual(["a", "\n", "b"]);
+    expect(collect("lines", "command", ["\n"])).toEqual(["\n"]);
+    expect(collect("lines", "command", ["a\r\nb\r\n"])).toEqual(["a", "b"]);
+    expect(collect("lines", "command", ["a\r", "\nb"])).toEqual(["a", "b"]);
+    expect(collect("lines", "command", [" 10%\r 50%\r100%\ndone\n"])).toEqual([
+      " 10%",
+      " 50%",
+      "100%",
+      "done",
+    ]);
+    expect(collect("lines", "command", ["a\r\r\n"])).toEqual(["a", "\n"]);
+    expect(collect("lines", "command", ["a\r", "\r", "\n"])).toEqual(["a", "\n"]);
   });
 
-  test("lines: a line without end goes out in bounded pieces", () => {
-    const events = collect("lines", ["x".repeat(longestLine + 5), "y\n"]);
-    expect(events.map((event) => event.length)).toEqual([longestLine, 6]);
+  test("session lines: cut as Go's bufio.ScanLines (OpenSandbox's session output)", () => {
+    expect(collect("lines", "session", ["a\r\n", "\n", "b\r"])).toEqual(["a", "", "b\r"]);
+    expect(collect("lines", "session", ["10%\r100%\n"])).toEqual(["10%\r100%"]);
   });
+
+  test.each(["command", "session"] as const)(
+    "%s lines: a line without end goes out in bounded pieces",
+    (cut) => {
+      const events = collect("lines", cut, ["x".repeat(longestLine + 5), "y\n"]);
+      expect(events.map((event) => event.length)).toEqual([longestLine, 6]);
+    },
+  );
 
   test("chunks: the bytes as written", () => {
-    expect(collect("chunks", ["n1\nn2\n", "n3"])).toEqual(["n1\nn2\n", "n3"]);
+    expect(collect("chunks", "command", ["n1\nn2\n", "n3"])).toEqual(["n1\nn2\n", "n3"]);
   });
 
   test("a full client buffer is reported", () => {
-    const writer = outputWriter("lines", (line) => line !== "slow");
+    const writer = outputWriter("lines", "command", (line) => line !== "slow");
     expect(writer.push("fast\n")).toBe(true);
     expect(writer.push("slow\nfast\n")).toBe(false);
     expect(writer.push("slow")).toBe(true);

@@ -29,27 +29,35 @@ export interface OutputWriter {
   end(): boolean;
 }
 
-export function outputWriter(framing: OutputFraming, emit: (text: string) => boolean): OutputWriter {
+/**
+ * How lines are cut, as OpenSandbox's execd cuts them: a command's output (`POST /command`) ends a
+ * line at "\n" or "\r" ("\r\n" counts once) and sends a blank line as "\n", so progress bars
+ * that redraw with "\r" arrive as they draw; a session's output (`/session/{id}/run`) is cut as
+ * Go's bufio.ScanLines cuts it: at "\n", a "\r" before it dropped, a blank line as "".
+ */
+export type LineCut = "command" | "session";
+
+export function outputWriter(
+  framing: OutputFraming,
+  cut: LineCut,
+  emit: (text: string) => boolean,
+): OutputWriter {
   if (framing === "chunks") return { push: emit, end: () => true };
-  return new LineWriter(emit);
+  return cut === "command" ? new CommandLineWriter(emit) : new SessionLineWriter(emit);
 }
 
-/** One event per line as Go's bufio.ScanLines cuts them: without "\n", and without a "\r" before it. */
-class LineWriter implements OutputWriter {
-  private partial = "";
+/** What both line writers share: the unfinished line, bounded, and the last one sent at the end. */
+abstract class LineWriter implements OutputWriter {
+  protected partial = "";
 
-  constructor(private readonly emit: (line: string) => boolean) {}
+  constructor(protected readonly emit: (line: string) => boolean) {}
 
-  push(text: string): boolean {
+  abstract push(text: string): boolean;
+
+  /** Keeps the unfinished rest of a push, sending it in pieces while it is too long. */
+  protected keep(rest: string): boolean {
     let flowing = true;
-    let start = 0;
-    for (let newline = text.indexOf("\n"); newline >= 0; newline = text.indexOf("\n", start)) {
-      const line = this.partial + text.slice(start, newline);
-      this.partial = "";
-      flowing = this.emit(line.endsWith("\r") ? line.slice(0, -1) : line) && flowing;
-      start = newline + 1;
-    }
-    this.partial += text.slice(start);
+    this.partial += rest;
     while (this.partial.length > longestLine) {
       flowing = this.emit(this.partial.slice(0, longestLine)) && flowing;
       this.partial = this.partial.slice(longestLine);
@@ -62,5 +70,41 @@ class LineWriter implements OutputWriter {
     const rest = this.partial;
     this.partial = "";
     return this.emit(rest);
+  }
+}
+
+class CommandLineWriter extends LineWriter {
+  /** Whether the last character pushed was "\r", so a "\n" opening the next push completes it. */
+  private afterCarriageReturn = false;
+
+  push(text: string): boolean {
+    let flowing = true;
+    let start = 0;
+    const terminators = /[\r\n]/g;
+    for (let match = terminators.exec(text); match; match = terminators.exec(text)) {
+      const at = match.index;
+      const line = this.partial + text.slice(start, at);
+      this.partial = "";
+      const afterCarriageReturn = at > 0 ? text[at - 1] === "\r" : this.afterCarriageReturn;
+      if (line !== "") flowing = this.emit(line) && flowing;
+      else if (!(text[at] === "\n" && afterCarriageReturn)) flowing = this.emit("\n") && flowing;
+      start = at + 1;
+    }
+    if (text !== "") this.afterCarriageReturn = text.endsWith("\r");
+    return this.keep(text.slice(start)) && flowing;
+  }
+}
+
+class SessionLineWriter extends LineWriter {
+  push(text: string): boolean {
+    let flowing = true;
+    let start = 0;
+    for (let newline = text.indexOf("\n"); newline >= 0; newline = text.indexOf("\n", start)) {
+      const line = this.partial + text.slice(start, newline);
+      this.partial = "";
+      flowing = this.emit(line.endsWith("\r") ? line.slice(0, -1) : line) && flowing;
+      start = newline + 1;
+    }
+    return this.keep(text.slice(start)) && flowing;
   }
 }

@@ -152,8 +152,8 @@ export class Sessions {
       }
       sse.end();
     };
-    const stdout = outputWriter(framing, (text) => sse.send({ type: "stdout", text }));
-    const stderr = outputWriter(framing, (text) => sse.send({ type: "stderr", text }));
+    const stdout = outputWriter(framing, "session", (text) => sse.send({ type: "stdout", text }));
+    const stderr = outputWriter(framing, "session", (text) => sse.send({ type: "stderr", text }));
     const out = new MarkerSplitter(marker, (text) => stdout.push(text));
     const err = new MarkerSplitter(marker, (text) => stderr.push(text));
     let statusText = "";
