@@ -44,6 +44,8 @@ const transferBuffer = 1024 * 1024;
 function paths(url: URL): string[] {
   const all = queryAll(url, "path").filter(Boolean);
   if (all.length === 0) throw badRequest("query parameter path is required");
+  // Checked here, not left to Node's refusal: deletes treat a path they cannot stat as gone.
+  if (all.some((path) => path.includes("\0"))) throw badRequest("paths cannot contain a NUL byte");
   return all.map((path) => resolve(path));
 }
 

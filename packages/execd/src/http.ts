@@ -39,6 +39,11 @@ export function sendError(res: ServerResponse, error: unknown): void {
     return;
   }
   const nodeError = error as NodeJS.ErrnoException;
+  // Node refuses a path or an argument holding a NUL before any system call sees it.
+  if (nodeError.code === "ERR_INVALID_ARG_VALUE" && nodeError.message.includes("null bytes")) {
+    sendJson(res, 400, { code: "invalid_request", message: "paths and commands cannot contain a NUL byte" });
+    return;
+  }
   // Filesystem errors are the caller's path problems, not server faults.
   const byErrno: Record<string, [number, string]> = {
     ENOENT: [404, "not_found"],

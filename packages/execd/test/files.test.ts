@@ -199,6 +199,34 @@ describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics
     await execd.run("rm -rf /big");
   }, 300_000); // a gigabyte through gVisor's file I/O, while other suites share the two cores
 
+  test("a NUL byte in a path or a command is a 400 on every route that takes one", async () => {
+    const nul = "%00";
+    const json = (body: unknown) => ({ method: "POST", body: JSON.stringify(body) });
+    const cases: Array<[string, RequestInit]> = [
+      [`/files/info?path=/tmp/a${nul}b`, {}],
+      [`/files/download?path=/tmp/a${nul}b`, {}],
+      [`/files/search?path=/tmp${nul}&pattern=*`, {}],
+      [`/directories/list?path=/tmp${nul}`, {}],
+      [`/files?path=/tmp/a${nul}b`, { method: "DELETE" }],
+      [`/directories?path=/tmp/a${nul}b`, { method: "DELETE" }],
+      ["/directories", json({ "/tmp/a\u0000b": { mode: 755 } })],
+      ["/files/mv", json([{ src: "/tmp/a\u0000b", dest: "/tmp/c" }])],
+      ["/files/permissions", json({ "/tmp/a\u0000b": { mode: 644 } })],
+      [
+        "/files/upload",
+        { method: "POST", body: multipart([{ metadata: { path: "/tmp/a\u0000b" }, content: "x" }]) },
+      ],
+      ["/command", json({ command: "echo a\u0000b" })],
+      ["/command", json({ command: "true", cwd: "/tmp\u0000" })],
+    ];
+    for (const [path, init] of cases) {
+      const response = await execd.fetch(path, init);
+      expect({ path, status: response.status }).toEqual({ path, status: 400 });
+      expect(await response.json()).toMatchObject({ code: "invalid_request", message: expect.any(String) });
+    }
+    expect((await execd.run("echo still-here")).stdout).toBe("still-here\n");
+  });
+
   test("metrics describe the sandbox, once and as a stream", async () => {
     const metrics = await execd.json("/metrics");
     expect(metrics).toMatchObject({
