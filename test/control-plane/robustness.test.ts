@@ -353,7 +353,7 @@ describe("control plane robustness", () => {
     ).toBe("gone\n");
   });
 
-  test("execd's own refusals keep their code: a busy code context is 409 context_busy", async () => {
+  test("execd's own refusals keep their code: a busy code context is 409 context_busy, an unknown one 404 context_not_found", async () => {
     const headers = { "content-type": "application/json", authorization: `Bearer ${token}` };
     const python = (await (
       await fetch(`${t.url}/sandboxes`, { method: "POST", headers, body: '{"template":"python"}' })
@@ -379,6 +379,16 @@ describe("control plane robustness", () => {
     expect([busy.status, answer.code]).toEqual([409, "context_busy"]);
     expect(answer.detail).toContain(context.id);
     expect(((await (await slow).json()) as { stdout: string }).stdout).toBe("slept\n");
+    // An unknown context is not a missing file.
+    const unknown = await fetch(`${t.url}/sandboxes/${python.id}/code`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ code: "1", contextId: "no-such-context" }),
+    });
+    expect([unknown.status, ((await unknown.json()) as { code: string }).code]).toEqual([
+      404,
+      "context_not_found",
+    ]);
     await fetch(`${t.url}/sandboxes/${python.id}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${token}` },

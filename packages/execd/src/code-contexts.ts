@@ -10,9 +10,9 @@ import { pythonDriver } from "./drivers/python.js";
 import type { Environment } from "./environment.js";
 import {
   badRequest,
+  contextNotFound,
   ExecdError,
   isRecord,
-  notFound,
   optionalString,
   queryOne,
   readObject,
@@ -391,7 +391,7 @@ export class CodeContexts {
 
   private find(id: string): Context {
     const context = this.contexts.get(id);
-    if (!context) throw notFound(`no code context ${id}`);
+    if (!context) throw contextNotFound(id);
     return context;
   }
 }

@@ -5,7 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Environment } from "./environment.js";
 import {
   badRequest,
-  notFound,
+  commandNotFound,
   optionalInteger,
   optionalString,
   optionalStringMap,
@@ -227,7 +227,7 @@ export class Commands {
 
   private find(id: string): Command {
     const command = this.commands.get(id);
-    if (!command) throw notFound(`no command ${id}`);
+    if (!command) throw commandNotFound(`no command ${id}`);
     return command;
   }
 

@@ -12,7 +12,13 @@ export class ExecdError extends Error {
 }
 
 export const badRequest = (message: string) => new ExecdError(400, "invalid_request", message);
+/** A missing file, or a route execd does not have. */
 export const notFound = (message: string) => new ExecdError(404, "not_found", message);
+/** What a client names by id: a code context, a session, a command. Files are `not_found`. */
+export const contextNotFound = (id: string) =>
+  new ExecdError(404, "context_not_found", `no code context ${id}`);
+export const sessionNotFound = (message: string) => new ExecdError(404, "session_not_found", message);
+export const commandNotFound = (message: string) => new ExecdError(404, "command_not_found", message);
 
 /** What a caller's request id may look like to be sent back: visible ASCII, bounded. */
 const acceptableRequestId = /^[\x21-\x7e]{1,128}$/;

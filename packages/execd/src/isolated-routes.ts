@@ -5,6 +5,7 @@ import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
 import { type SseEvent, SseParser } from "@paddock/common/sse";
 import {
   badRequest,
+  commandNotFound,
   ExecdError,
   notFound,
   optionalInteger,
@@ -91,7 +92,8 @@ export async function handleIsolated(
     allow(method, "GET", url);
     const session = sessions.get(id, { use: true });
     const runId = decodeURIComponent(runRoute[1] as string);
-    if (!session.backgroundRuns.has(runId)) throw notFound(`no background run ${runId} in session ${id}`);
+    if (!session.backgroundRuns.has(runId))
+      throw commandNotFound(`no background run ${runId} in session ${id}`);
     return runRoute[2] ? runLogs(session, runId, url, res) : runStatus(session, runId, res);
   }
   if (rest === "diff") {
@@ -300,7 +302,7 @@ async function runStatus(session: IsolatedSession, runId: string, res: ServerRes
     "GET",
     `/command/status/${encodeURIComponent(runId)}`,
   );
-  if (status !== 200) throw notFound(`no background run ${runId} in session ${session.id}`);
+  if (status !== 200) throw commandNotFound(`no background run ${runId} in session ${session.id}`);
   const command = body as Record<string, unknown>;
   sendJson(res, 200, {
     session_id: session.id,
@@ -324,7 +326,7 @@ async function runLogs(
     throw badRequest("cursor must be a non-negative integer");
   const answer = await agentRequest(session.agent, "GET", `/command/${encodeURIComponent(runId)}/logs`);
   const log = Buffer.from(await readText(answer));
-  if (answer.statusCode !== 200) throw notFound(`no background run ${runId} in session ${session.id}`);
+  if (answer.statusCode !== 200) throw commandNotFound(`no background run ${runId} in session ${session.id}`);
   // The wire cursor is a byte offset into the run's combined output.
   const from = Math.min(Number(cursor ?? 0), log.length);
   const page = log.subarray(from, from + maxLogPage);

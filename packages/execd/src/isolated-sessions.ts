@@ -4,7 +4,7 @@ import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { EXECD_MOUNT, EXECD_TOKEN_ENV, stashNodeVariables } from "@paddock/common/contracts";
 import type { Environment } from "./environment.js";
-import { ExecdError, notFound } from "./http.js";
+import { ExecdError, sessionNotFound } from "./http.js";
 import { type AgentAddress, agentJson, ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
 import {
   busybox,
@@ -242,7 +242,7 @@ export class IsolatedSessions {
    */
   get(id: string, options: { use?: boolean } = {}): IsolatedSession {
     const session = this.sessions.get(id);
-    if (!session) throw notFound(`no isolated session ${id}`);
+    if (!session) throw sessionNotFound(`no isolated session ${id}`);
     if (options.use) {
       if (session.status !== "active")
         throw new ExecdError(409, "session_dead", `isolated session ${id} has no processes left; delete it`);
@@ -253,7 +253,7 @@ export class IsolatedSessions {
 
   async remove(id: string): Promise<void> {
     const session = this.sessions.get(id);
-    if (!session) throw notFound(`no isolated session ${id}`);
+    if (!session) throw sessionNotFound(`no isolated session ${id}`);
     this.sessions.delete(id);
     await this.destroy(session);
   }

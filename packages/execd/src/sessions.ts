@@ -10,12 +10,12 @@ import type { Environment } from "./environment.js";
 import {
   badRequest,
   ExecdError,
-  notFound,
   optionalInteger,
   optionalString,
   readJson,
   readObject,
   sendJson,
+  sessionNotFound,
 } from "./http.js";
 import { MarkerSplitter } from "./marker-splitter.js";
 import { type OutputFraming, outputWriter, requestedFraming } from "./output-framing.js";
@@ -208,7 +208,7 @@ export class Sessions {
 
   private find(id: string): Session {
     const session = this.sessions.get(id);
-    if (!session) throw notFound(`no session ${id}`);
+    if (!session) throw sessionNotFound(`no session ${id}`);
     return session;
   }
 }
