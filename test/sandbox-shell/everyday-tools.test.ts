@@ -26,13 +26,27 @@ describe.each(["gvisor", "runc"] as const)("everyday tools in a sandbox under %s
     await t?.dispose();
   });
 
+  // gVisor 0.0~20240729 answers lgetxattr on a symlink of the image's layers with EBADF (upstream
+  // gVisor issue 11049, fixed in later releases Debian does not ship), so `ls -l` writes one
+  // "Bad file descriptor" line per such symlink to stderr and still lists it and exits 0
+  // (decision 0002). Under gVisor those lines, and only for symlinks, are allowed; anything
+  // else on stderr fails.
   const run = async (sandbox: Sandbox, command: string) => {
     const result = await sandbox.commands.run(command);
-    expect({ command, stderr: result.stderr, exitCode: result.exitCode }).toEqual({
+    const stderrLines = result.stderr.split("\n").filter((line) => line !== "");
+    const unexpected = stderrLines.filter(
+      (line) => !(runtime === "gvisor" && /^ls: \S+: Bad file descriptor$/.test(line)),
+    );
+    expect({ command, unexpected, exitCode: result.exitCode }).toEqual({
       command,
-      stderr: expect.any(String),
+      unexpected: [],
       exitCode: 0,
     });
+    for (const line of stderrLines) {
+      const path = line.slice("ls: ".length, -": Bad file descriptor".length);
+      const kind = await sandbox.commands.run(`stat -c %F '${path}'`);
+      expect({ path, kind: kind.stdout }).toEqual({ path, kind: "symbolic link\n" });
+    }
     return result.stdout;
   };
 
@@ -42,6 +56,12 @@ describe.each(["gvisor", "runc"] as const)("everyday tools in a sandbox under %s
       "mkdir -p /tmp/tree/sub && printf 'hello\\n' > /tmp/tree/sub/a.txt && ln -s sub/a.txt /tmp/tree/link",
     );
     expect(await run(python, "ls /")).toMatch(/^bin$[\s\S]*^etc$[\s\S]*^tmp$/m);
+    // The image's own tree: directories, files and the symlinks of a merged /usr.
+    const root = await run(python, "ls -la /");
+    expect(root).toMatch(/^total \d+$/m);
+    expect(root).toMatch(/^l\S+ +\d+ root root +\d+ .* bin -> usr\/bin$/m);
+    expect(root).toMatch(/^d\S+ +\d+ root root +\d+ .* etc$/m);
+    expect(await run(python, "ls -l /etc/hostname /etc/passwd | wc -l")).toBe("2\n");
     const listing = await run(python, "ls -la /tmp/tree");
     expect(listing).toMatch(/^total \d+/);
     expect(listing).toMatch(/^d\S+ +\d+ root root +\d+ .* sub$/m);
