@@ -268,6 +268,9 @@ describe("wire details the OpenSandbox SDK relies on", () => {
         400,
       ],
       ["/v1/nowhere", { headers: { "OPEN-SANDBOX-API-KEY": t.apiKey } }, 404],
+      // Refused by the router before any route or hook runs.
+      ["/v1/sandboxes/%E0%A4%A", { headers: { "OPEN-SANDBOX-API-KEY": t.apiKey } }, 400],
+      [`/v1/sandboxes/${"x".repeat(200)}`, { headers: { "OPEN-SANDBOX-API-KEY": t.apiKey } }, 414],
     ] as Array<[string, RequestInit & { headers: Record<string, string> }, number]>) {
       const response = await fetch(`${t.url}${path}`, {
         ...init,

@@ -2,6 +2,7 @@ import { type ErrorShape, Errors, errorBody, isPaddockError, type Logger } from 
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { echoRequestId } from "./request-id.js";
 
 // ajv-formats is CommonJS; its default export arrives wrapped under ESM interop.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
@@ -70,6 +71,8 @@ export function frameworkErrorHandler(shapeFor: (path: string) => ErrorShape) {
       ? "a path segment is longer than the server accepts (100 characters)"
       : "the URL is not valid (check its percent escapes)";
     const path = request.raw.url?.split("?")[0] ?? "";
+    // No hook runs for these, so the id every /v1 answer carries is set here.
+    echoRequestId(request, reply);
     return reply.status(definition.status).send(errorBody(shapeFor(path), definition.code, text));
   };
 }

@@ -24,7 +24,7 @@ export interface RuntimeApiOptions {
 /** The /v1 lifecycle and diagnostics API (register with `prefix: "/v1"`). */
 export const runtimeApi: FastifyPluginAsyncTypebox<RuntimeApiOptions> = async (app, options) => {
   installErrorHandling(app, "message");
-  app.addHook("onRequest", echoRequestId);
+  app.addHook("onRequest", async (request, reply) => echoRequestId(request, reply));
   // JSON only: a text body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser("text/plain");
   app.addContentTypeParser("application/merge-patch+json", { parseAs: "string" }, (_request, body, done) => {
