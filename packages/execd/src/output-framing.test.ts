@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { type LineCut, longestLine, type OutputFraming, outputWriter } from "./output-framing.js";
 
@@ -32,6 +33,38 @@ describe("output framing", () => {
     ]);
     expect(collect("lines", "command", ["a\r\r\n"])).toEqual(["a", "\n"]);
     expect(collect("lines", "command", ["a\r", "\r", "\n"])).toEqual(["a", "\n"]);
+  });
+
+  test("command lines: any output, cut into any chunks, gives the events of OpenSandbox's byte-by-byte tail", () => {
+    // The model: OpenSandbox's readFromPos, one byte at a time, with the rest flushed at exit.
+    const model = (output: string): string[] => {
+      const events: string[] = [];
+      let line = "";
+      let lastWasCarriageReturn = false;
+      for (const char of output) {
+        if (char === "\n" || char === "\r") {
+          if (line !== "") events.push(line);
+          else if (!(char === "\n" && lastWasCarriageReturn)) events.push("\n");
+          line = "";
+          lastWasCarriageReturn = char === "\r";
+        } else {
+          line += char;
+          lastWasCarriageReturn = false;
+        }
+      }
+      if (line !== "") events.push(line);
+      return events;
+    };
+    const output = fc
+      .array(fc.constantFrom("a", "b", "\r", "\n"), { maxLength: 40 })
+      .map((chars) => chars.join(""));
+    fc.assert(
+      fc.property(output, fc.array(fc.nat(40), { maxLength: 6 }), (text, cuts) => {
+        const borders = [...new Set(cuts.map((cut) => Math.min(cut, text.length)))].sort((x, y) => x - y);
+        const chunks = [0, ...borders].map((from, k) => text.slice(from, [...borders, text.length][k]));
+        expect(collect("lines", "command", chunks)).toEqual(model(text));
+      }),
+    );
   });
 
   test("session lines: cut as Go's bufio.ScanLines (OpenSandbox's session output)", () => {
