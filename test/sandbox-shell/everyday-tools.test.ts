@@ -26,7 +26,7 @@ describe.each(["gvisor", "runc"] as const)("everyday tools in a sandbox under %s
     await t?.dispose();
   });
 
-  // gVisor 0.0~20240729 answers lgetxattr on a symlink of the image's layers with EBADF (upstream
+  // gVisor 0.0~20240729 answers lgetxattr on a symlink of the root filesystem with EBADF (upstream
   // gVisor issue 11049, fixed in later releases Debian does not ship), so `ls -l` writes one
   // "Bad file descriptor" line per such symlink to stderr and still lists it and exits 0
   // (decision 0002). Under gVisor those lines, and only for symlinks, are allowed; anything

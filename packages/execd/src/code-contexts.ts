@@ -391,7 +391,7 @@ export class CodeContexts {
 
   private find(id: string): Context {
     const context = this.contexts.get(id);
-    if (!context) throw contextNotFound(id);
+    if (!context) throw contextNotFound(`no code context ${id}`);
     return context;
   }
 }

@@ -15,8 +15,7 @@ export const badRequest = (message: string) => new ExecdError(400, "invalid_requ
 /** A missing file, or a route execd does not have. */
 export const notFound = (message: string) => new ExecdError(404, "not_found", message);
 /** What a client names by id: a code context, a session, a command. Files are `not_found`. */
-export const contextNotFound = (id: string) =>
-  new ExecdError(404, "context_not_found", `no code context ${id}`);
+export const contextNotFound = (message: string) => new ExecdError(404, "context_not_found", message);
 export const sessionNotFound = (message: string) => new ExecdError(404, "session_not_found", message);
 export const commandNotFound = (message: string) => new ExecdError(404, "command_not_found", message);
 
