@@ -71,7 +71,8 @@ export function frameworkErrorHandler(shapeFor: (path: string) => ErrorShape) {
       ? "a path segment is longer than the server accepts (100 characters)"
       : "the URL is not valid (check its percent escapes)";
     const path = request.raw.url?.split("?")[0] ?? "";
-    // No hook runs for these, so the id every /v1 answer carries is set here.
+    // No hook runs for these, so the X-Request-ID every /v1 answer carries is set here; the router
+    // refused before any surface was chosen, so control-plane paths get it too, harmlessly.
     echoRequestId(request, reply);
     return reply.status(definition.status).send(errorBody(shapeFor(path), definition.code, text));
   };
