@@ -452,7 +452,7 @@ describe("a sandbox killed for memory while it runs a command", () => {
   mkdirSync(join(templatesDir, "tiny"));
   writeFileSync(
     join(templatesDir, "tiny", "template.toml"),
-    'id = "tiny"\nname = "Tiny"\ndescription = "64 MiB"\nimage = "paddock/template-ubuntu:latest"\nmemory = "64Mi"\n',
+    'id = "tiny"\nname = "Tiny"\ndescription = "64 MiB"\nimage = "paddock/template-ubuntu:latest"\n[resources]\nmemory = "64Mi"\n',
   );
 
   beforeAll(async () => {

@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 import { parseArgs } from "node:util";
 import { ConfigError, createLogger, loadConfig } from "@paddock/common";
-import { RuntimeStartError } from "@paddock/runtime";
+import { RuntimeStartError, TemplateBuildError } from "@paddock/runtime";
 import { StartupError, startServer } from "@paddock/server";
+import { buildTemplatesCommand } from "./templates-build.js";
 
 const usage = `Usage:
   paddock serve [--config FILE] [--generate-key]           everything: control plane, runtime API, endpoint proxy
   paddock runtime serve [--config FILE] [--generate-key]   the /v1 runtime API and endpoint proxy alone
+  paddock templates build [ID...] [--force]                build template images that are missing or stale
 
 Options:
   --config FILE     TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)
   --generate-key    create <data_dir>/api-key when no API key is configured
+  --force           rebuild the named templates (all, when none is named) even when current
   -h, --help        this text`;
 
 async function main(): Promise<number> {
@@ -19,10 +22,14 @@ async function main(): Promise<number> {
     options: {
       config: { type: "string" },
       "generate-key": { type: "boolean", default: false },
+      force: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   const command = positionals.join(" ");
+  if (!values.help && positionals[0] === "templates" && positionals[1] === "build") {
+    return buildTemplatesCommand(loadConfig({ file: values.config }), positionals.slice(2), values.force);
+  }
   if (values.help || !["serve", "runtime serve"].includes(command)) {
     console.log(usage);
     return values.help ? 0 : 2;
@@ -60,7 +67,12 @@ main().then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
-    if (error instanceof ConfigError || error instanceof RuntimeStartError || error instanceof StartupError) {
+    if (
+      error instanceof ConfigError ||
+      error instanceof RuntimeStartError ||
+      error instanceof StartupError ||
+      error instanceof TemplateBuildError
+    ) {
       console.error(`paddock: ${error.message}`);
     } else {
       console.error(error);

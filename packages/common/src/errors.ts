@@ -60,7 +60,21 @@ export const Errors = {
   notFound: defineError("not_found", 404, "No such route."),
   methodNotAllowed: defineError("method_not_allowed", 405, "The method is not allowed on this route."),
   sandboxNotFound: defineError("sandbox_not_found", 404, "No sandbox with that id."),
-  templateNotFound: defineError("template_not_found", 404, "No template with that id."),
+  templateNotFound: defineError(
+    "template_not_found",
+    404,
+    "No template with that id; the detail lists the ids.",
+  ),
+  templateImageMissing: defineError(
+    "template_image_missing",
+    503,
+    "The template's image is not built on this server; its operator builds it with `make templates`.",
+  ),
+  templateNotReady: defineError(
+    "template_not_ready",
+    503,
+    "The template's services (its display, debugger or editor) did not answer in time.",
+  ),
   snapshotNotFound: defineError("snapshot_not_found", 404, "No snapshot with that id."),
   invalidStateTransition: defineError(
     "invalid_state",

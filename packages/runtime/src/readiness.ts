@@ -18,7 +18,7 @@ export function probe(
 }
 
 /**
- * Polls `url` until it answers 200. Every `checkEvery` failed probes it asks `stillAlive`, so a
+ * Polls `url` until it answers 200 (or a status `accept` takes). Every `checkEvery` failed probes it asks `stillAlive`, so a
  * sandbox whose process died fails fast instead of waiting for the whole timeout.
  */
 export async function waitForHttp(
@@ -29,6 +29,7 @@ export async function waitForHttp(
     intervalMs?: number;
     signal?: AbortSignal | undefined;
     stillAlive?: () => Promise<string | undefined>;
+    accept?: (status: number) => boolean;
   },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
@@ -36,7 +37,7 @@ export async function waitForHttp(
   for (let attempt = 1; ; attempt++) {
     options.signal?.throwIfAborted();
     const status = await probe(url, options.headers, 1000);
-    if (status === 200) return;
+    if (status !== undefined && (options.accept ? options.accept(status) : status === 200)) return;
     if (Date.now() > deadline)
       throw new Error(`${new URL(url).host} did not answer within ${options.timeoutMs} ms`);
     if (options.stillAlive && attempt % 25 === 0) {

@@ -14,6 +14,7 @@ import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
 import type { WarmPools } from "./pool.js";
+import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxOperations } from "./services.js";
@@ -76,7 +77,12 @@ export class SandboxService implements SandboxOperations {
   private withTemplateDefaults(input: CreateSandboxInput): CreateSandboxInput {
     if (!input.template) return input;
     const template = this.deps.templates.get(input.template);
-    if (!template) throw new PaddockError(Errors.templateNotFound, `no template ${input.template}`);
+    if (!template) {
+      throw new PaddockError(
+        Errors.templateNotFound,
+        `no template ${input.template}; the templates are: ${[...this.deps.templates.keys()].join(", ")}`,
+      );
+    }
     if (input.snapshotId) return input;
     return {
       ...input,
@@ -168,6 +174,15 @@ export class SandboxService implements SandboxOperations {
       entrypoint ??= snapshot.entrypoint.length ? snapshot.entrypoint : defaultSnapshotEntrypoint;
     }
     if (!image || !entrypoint) throw new Error("unreachable: image and entrypoint resolved above");
+    // A template started from its own image, whose services must answer before it is Running.
+    const template = input.template ? this.deps.templates.get(input.template) : undefined;
+    const services = template?.image === image ? template : undefined;
+    if (services && !(await runtime.hasImage(image))) {
+      throw new PaddockError(
+        Errors.templateImageMissing,
+        `template ${services.id} has no image on this server (${image}); build it with \`make templates\` or \`paddock templates build ${services.id}\``,
+      );
+    }
 
     const now = new Date();
     const sandbox: Sandbox = {
@@ -213,6 +228,7 @@ export class SandboxService implements SandboxOperations {
         egressToken: tokens.egress,
       });
       this.addresses.set(sandbox.id, workload.address);
+      if (services) await this.waitForServices(services, sandbox.id, workload.address);
       const moved = await this.deps.sandboxes.setState(sandbox.id, "Pending", "Running", {
         reason: "created",
         containerId: workload.containerId,
@@ -238,6 +254,33 @@ export class SandboxService implements SandboxOperations {
       await this.deps.log.forget(sandbox.id);
       throw error;
     }
+  }
+
+  /** Holds until every port the template marks `ready` answers (a desktop's VNC, a browser's debugger). */
+  private async waitForServices(template: Template, sandboxId: string, address: string): Promise<void> {
+    const timeoutMs = this.deps.config.runtime.create_timeout_seconds * 1000;
+    const stillAlive = async () =>
+      (await this.deps.runtime.inspectWorkload(sandboxId)).state === "running"
+        ? undefined
+        : "the sandbox stopped while its services were starting";
+    await Promise.all(
+      template.ports.map(async ({ port, name, ready }) => {
+        if (!ready) return;
+        try {
+          await waitForHttp(`http://${address}:${port}${ready}`, {
+            timeoutMs,
+            intervalMs: 50,
+            accept: (status) => status < 400,
+            stillAlive,
+          });
+        } catch (error) {
+          throw new PaddockError(
+            Errors.templateNotReady,
+            `template ${template.id}: ${name} (port ${port}) did not answer GET ${ready}: ${(error as Error).message}`,
+          );
+        }
+      }),
+    );
   }
 
   async get(id: string, owner?: string | null, options: { includePooled?: boolean } = {}): Promise<Sandbox> {

@@ -31,7 +31,7 @@ describe("warm pools", () => {
   mkdirSync(join(templatesDir, "warm"));
   writeFileSync(
     join(templatesDir, "warm", "template.toml"),
-    `id = "warm"\nname = "Warm"\ndescription = "pool test"\nimage = "${testImage}"\ncpu = "500m"\nmemory = "256Mi"\n`,
+    `id = "warm"\nname = "Warm"\ndescription = "pool test"\nimage = "${testImage}"\n[resources]\ncpu = "500m"\nmemory = "256Mi"\n`,
   );
 
   beforeAll(async () => {

@@ -845,6 +845,31 @@ export interface paths {
                                 id: string;
                                 name: string;
                                 description: string;
+                                /** @description What the template ships that `npm` does not pin, in words. */
+                                version?: string;
+                                /** @description npm packages in the image, each at exactly this version (this template release's pins). */
+                                npm: {
+                                    [key: string]: string;
+                                };
+                                /** @description Limits a create without resourceLimits gets (cpu, memory). */
+                                resourceLimits: {
+                                    [key: string]: string;
+                                };
+                                /** @description Variables to pass in the create's env: provider credentials, base URLs, models. */
+                                env: {
+                                    name: string;
+                                    role: "credential" | "base-url" | "model";
+                                    required: boolean;
+                                    description: string;
+                                }[];
+                                /** @description Ports the template serves; reach them through GET /sandboxes/{id}/endpoints/{port}. */
+                                ports: {
+                                    port: number;
+                                    name: string;
+                                    description: string;
+                                    /** @description The sandbox reports Running only once this port answers. */
+                                    ready: boolean;
+                                }[];
                             }[];
                         };
                     };

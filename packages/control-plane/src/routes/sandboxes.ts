@@ -52,7 +52,21 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     "/sandboxes/templates",
     { schema: { tags: ["sandboxes"], response: { 200: TemplateList, ...errorResponses } } },
     async () => ({
-      items: [...templates.values()].map(({ id, name, description }) => ({ id, name, description })),
+      items: [...templates.values()].map((template) => ({
+        id: template.id,
+        name: template.name,
+        description: template.description,
+        ...(template.version ? { version: template.version } : {}),
+        npm: template.npm,
+        resourceLimits: template.resourceLimits,
+        env: template.env.map((variable) => ({ ...variable, required: variable.required ?? false })),
+        ports: template.ports.map(({ port, name, description, ready }) => ({
+          port,
+          name,
+          description,
+          ready: ready !== undefined,
+        })),
+      })),
     }),
   );
 

@@ -87,5 +87,36 @@ export const RunResult = Type.Object({
   ),
 });
 
-export const Template = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String() });
+export const Template = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  version: Type.Optional(
+    Type.String({ description: "What the template ships that `npm` does not pin, in words." }),
+  ),
+  npm: Type.Record(Type.String(), Type.String(), {
+    description: "npm packages in the image, each at exactly this version (this template release's pins).",
+  }),
+  resourceLimits: Type.Record(Type.String(), Type.String(), {
+    description: "Limits a create without resourceLimits gets (cpu, memory).",
+  }),
+  env: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      role: Type.Union([Type.Literal("credential"), Type.Literal("base-url"), Type.Literal("model")]),
+      required: Type.Boolean(),
+      description: Type.String(),
+    }),
+    { description: "Variables to pass in the create's env: provider credentials, base URLs, models." },
+  ),
+  ports: Type.Array(
+    Type.Object({
+      port: Type.Integer(),
+      name: Type.String(),
+      description: Type.String(),
+      ready: Type.Boolean({ description: "The sandbox reports Running only once this port answers." }),
+    }),
+    { description: "Ports the template serves; reach them through GET /sandboxes/{id}/endpoints/{port}." },
+  ),
+});
 export const TemplateList = Type.Object({ items: Type.Array(Template) });
