@@ -49,7 +49,12 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
   for (const template of buildOrder(templates, options.only)) {
     const baseImage = template.base ? templateImage(template.base) : options.baseImage;
     const args = buildArgs(template, { BASE_IMAGE: baseImage, NPM_REGISTRY: options.npmRegistry });
-    const baseId = (await options.docker.getImage(baseImage).inspect()).Id;
+    // A base not here yet (a registry image on a connected machine) is pulled by the build itself.
+    const baseId = await options.docker
+      .getImage(baseImage)
+      .inspect()
+      .then((image) => image.Id)
+      .catch(() => baseImage);
     const hash = contentHash(template, args, baseId);
     const existing = await options.docker
       .getImage(template.image)
