@@ -11,5 +11,16 @@ echo "debootstrap bookworm into $root (about 30 s)"
 debootstrap --variant=minbase --include=ca-certificates,procps,iproute2 bookworm "$root" "$mirror" |
   while read -r line; do printf '  %s\n' "$line"; done
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin
+# Images built on this base keep no apt caches: no binary package caches (~40 MB each), and
+# downloaded packages are deleted once installed. Dockerfiles still remove the lists they fetch.
+cat >"$root/etc/apt/apt.conf.d/90paddock-no-cache" <<'APT'
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+DPkg::Post-Invoke { "rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb || true"; };
+APT
 echo "importing as $image"
-tar -C "$root" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' --change 'CMD ["bash"]' - "$image"
+tar -C "$root" -c . | docker import \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change 'CMD ["bash"]' \
+  --change "LABEL paddock.base.version=${PADDOCK_BASE_VERSION:?}" \
+  - "$image"

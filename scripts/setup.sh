@@ -109,7 +109,9 @@ fi
 step "building TypeScript"
 npm run build --silent
 
-if ! docker image inspect paddock/base:bookworm >/dev/null 2>&1; then
+# Raise the version when build-base-image.sh changes: hosts rebuild the base, then every template.
+export PADDOCK_BASE_VERSION=2
+if [ "$(docker image inspect -f '{{index .Config.Labels "paddock.base.version"}}' paddock/base:bookworm 2>/dev/null)" != "$PADDOCK_BASE_VERSION" ]; then
   step "building the base image paddock/base:bookworm (debootstrap + docker import)"
   bash scripts/build-base-image.sh
 fi
