@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Builds the base image every template starts from, without a registry: debootstrap a minimal
 # Debian bookworm from Debian's archive and import it into Docker.
+# With --if-stale, does nothing when the image is already of this script's version.
 set -euo pipefail
 image="${PADDOCK_BASE_IMAGE:-paddock/base:bookworm}"
+# Raise when this script changes what the image holds: hosts then rebuild it, and every template.
+version=2
+if [ "${1:-}" = "--if-stale" ] &&
+  [ "$(docker image inspect -f '{{index .Config.Labels "paddock.base.version"}}' "$image" 2>/dev/null)" = "$version" ]; then
+  exit 0
+fi
 mirror="${PADDOCK_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 root="$(mktemp -d /tmp/paddock-rootfs.XXXXXX)"
 trap 'rm -rf "$root"' EXIT
@@ -22,5 +29,5 @@ echo "importing as $image"
 tar -C "$root" -c . | docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'CMD ["bash"]' \
-  --change "LABEL paddock.base.version=${PADDOCK_BASE_VERSION:?}" \
+  --change "LABEL paddock.base.version=${version}" \
   - "$image"

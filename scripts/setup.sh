@@ -109,12 +109,8 @@ fi
 step "building TypeScript"
 npm run build --silent
 
-# Raise the version when build-base-image.sh changes: hosts rebuild the base, then every template.
-export PADDOCK_BASE_VERSION=2
-if [ "$(docker image inspect -f '{{index .Config.Labels "paddock.base.version"}}' paddock/base:bookworm 2>/dev/null)" != "$PADDOCK_BASE_VERSION" ]; then
-  step "building the base image paddock/base:bookworm (debootstrap + docker import)"
-  bash scripts/build-base-image.sh
-fi
+step "building the base image paddock/base:bookworm when absent or stale (debootstrap + docker import)"
+bash scripts/build-base-image.sh --if-stale
 
 step "building component images"
 npm run image --workspaces --if-present --silent
