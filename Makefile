@@ -2,7 +2,13 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: setup build run test lint bench clean
+.PHONY: setup build run test lint bench clean templates test-templates
+
+# `make setup` builds the python, node, ubuntu and code-interpreter templates; `make test` also
+# builds these and tests them. `make templates` builds every template (TEMPLATE=id for one,
+# FORCE=1 to rebuild), and `make test-templates` builds them all and tests the desktop, browser
+# and editor templates, whose images are the largest and slowest to build (docs/templates.md).
+TEST_TEMPLATES := claude-code codex gemini-cli opencode qwen-code copilot-cli
 
 setup:
 	@bash scripts/setup.sh
@@ -17,8 +23,17 @@ test: setup
 	@echo "==> lint and type-check"
 	npx biome check .
 	npx tsc -p tsconfig.tests.json
+	@echo "==> template images the tests use"
+	npx paddock templates build $(TEST_TEMPLATES)
 	@echo "==> tests"
 	PADDOCK_TEST_DATABASE_URL="$$(bash scripts/test-postgres.sh)" npx vitest run
+
+templates: setup
+	npx paddock templates build $(TEMPLATE) $(if $(FORCE),--force)
+
+test-templates: setup
+	npx paddock templates build
+	PADDOCK_TEST_GUI_TEMPLATES=1 npx vitest run
 
 lint:
 	npx biome check .

@@ -1,15 +1,20 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // Tests import workspace packages through their "@paddock/source" export condition (the .ts
 // sources), so no build is needed to run them. `make test` still builds first because the CLI
 // and the images run compiled code.
 const conditions = ["@paddock/source"];
+const guiTemplates = process.env.PADDOCK_TEST_GUI_TEMPLATES === "1";
 
 export default defineConfig({
   resolve: { conditions },
   ssr: { resolve: { conditions } },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    // The desktop, browser and editor templates' tests run in `make test-templates` alone.
+    include: guiTemplates
+      ? ["test/gui-templates/**/*.test.ts"]
+      : ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
+    exclude: [...configDefaults.exclude, ...(guiTemplates ? [] : ["test/gui-templates/**"])],
     // Ceilings for end-to-end tests on two shared cores, not performance assertions.
     testTimeout: 240_000,
     hookTimeout: 180_000,
