@@ -8,7 +8,7 @@ SHELL := /bin/bash
 # builds these and tests them. `make templates` builds every template (TEMPLATE=id for one,
 # FORCE=1 to rebuild), and `make test-templates` builds them all and tests the desktop, browser
 # and editor templates, whose images are the largest and slowest to build (docs/templates.md).
-TEST_TEMPLATES := claude-code codex gemini-cli opencode qwen-code copilot-cli
+TEST_TEMPLATES := claude-code codex gemini-cli opencode qwen-code copilot-cli playwright
 
 setup:
 	@bash scripts/setup.sh

@@ -326,7 +326,22 @@ describe("the /v1 API beyond one sandbox", () => {
         .status,
     ).toBe(401);
 
-    const socket = new WebSocket(`ws://${endpoint.endpoint}/socket`, { headers: endpoint.headers });
+    // The sandbox learns the host and scheme the client asked for, as behind any reverse proxy.
+    const seen = await (
+      await fetch(`http://${endpoint.endpoint}/headers`, { headers: endpoint.headers })
+    ).json();
+    expect(seen).toMatchObject({
+      host: expect.stringMatching(/^10\.\d+\.\d+\.\d+:8080$/),
+      "x-forwarded-host": new URL(t.url).host,
+      "x-forwarded-proto": "http",
+    });
+    expect(seen).not.toHaveProperty("x-paddock-access-token");
+
+    // A browser's upgrade carries its page's Origin, which the sandbox checks against that host.
+    const socket = new WebSocket(`ws://${endpoint.endpoint}/socket`, {
+      headers: endpoint.headers,
+      origin: t.url,
+    });
     const reply = await new Promise<string>((resolve, reject) => {
       socket.on("open", () => socket.send("hello"));
       socket.on("message", (data) => resolve(data.toString()));

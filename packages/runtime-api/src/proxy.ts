@@ -33,6 +33,10 @@ function forwardedHeaders(req: IncomingMessage, target: string): Record<string, 
   }
   headers.host = target;
   headers["x-forwarded-for"] = req.socket.remoteAddress ?? "";
+  // The host and scheme the client asked for (kept when a proxy in front already set them), which
+  // servers in the sandbox check a browser's Origin against and build their own URLs from.
+  headers["x-forwarded-host"] ??= req.headers.host ?? target;
+  headers["x-forwarded-proto"] ??= "encrypted" in req.socket ? "https" : "http";
   return headers;
 }
 

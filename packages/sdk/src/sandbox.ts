@@ -53,6 +53,11 @@ export class Sandbox {
     return this.info.state;
   }
 
+  /** The template it was created from; null for a sandbox created from an image or a snapshot. */
+  get template(): string | null {
+    return this.info.template;
+  }
+
   get metadata(): Record<string, string> {
     return this.info.metadata;
   }
