@@ -12,7 +12,6 @@ export async function buildTemplatesCommand(
   force: boolean,
 ): Promise<number> {
   const templates = loadTemplates(resolve(config.templates.dir));
-  const started = new Map<string, number>();
   await buildTemplates({
     docker: new Docker({ socketPath: config.docker.socket_path }),
     templates,
@@ -21,18 +20,17 @@ export async function buildTemplatesCommand(
     baseImage: process.env.PADDOCK_BASE_IMAGE ?? "paddock/base:bookworm",
     npmRegistry: npmRegistry(),
     caBundle: caBundle(),
-    onEvent: (event) => console.log(describe(event, started)),
+    onEvent: (event) => console.log(describe(event)),
   });
   return 0;
 }
 
-function describe(event: TemplateBuildEvent, started: Map<string, number>): string {
+function describe(event: TemplateBuildEvent): string {
   const label = `[${event.template}]`;
   switch (event.kind) {
     case "current":
       return `${label} current, skipped`;
     case "step": {
-      if (event.step === 1) started.set(event.template, Date.now());
       const instruction = event.instruction.replace(/\s+/g, " ");
       return `${label} step ${event.step}/${event.steps}: ${instruction.length > 100 ? `${instruction.slice(0, 99)}…` : instruction}`;
     }

@@ -18,8 +18,8 @@ export function probe(
 }
 
 /**
- * Polls `url` until it answers 200 (or a status `accept` takes). Every `checkEvery` failed probes it asks `stillAlive`, so a
- * sandbox whose process died fails fast instead of waiting for the whole timeout.
+ * Polls `url` until it answers 200 (or a status `accept` takes). Every 25 failed probes it asks
+ * `stillAlive`, so a sandbox whose process died fails fast instead of waiting for the whole timeout.
  */
 export async function waitForHttp(
   url: string,

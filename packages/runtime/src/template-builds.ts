@@ -47,6 +47,8 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
   }
   const forced = new Set(options.force ? (options.only?.length ? options.only : [...templates.keys()]) : []);
   for (const template of buildOrder(templates, options.only)) {
+    if (!existsSync(join(template.dir, "Dockerfile")))
+      throw new TemplateBuildError(`template ${template.id} has no Dockerfile in ${template.dir}`);
     const baseImage = template.base ? templateImage(template.base) : options.baseImage;
     const args = buildArgs(template, { BASE_IMAGE: baseImage, NPM_REGISTRY: options.npmRegistry });
     // A base not here yet (a registry image on a connected machine) is pulled by the build itself.
