@@ -1,11 +1,12 @@
 /**
  * Every template whose image is built: create → Running through the control plane, cold and from a
- * warm pool of one, against `docker run -d` of the same image and entrypoint under runsc in the
- * same run (waiting, as Paddock does, for the template's ready ports); and each image's size.
+ * warm pool of one, against `docker run -d` of the same image, entrypoint and CPU and memory limits
+ * under runsc in the same run (waiting, as Paddock does, for the template's ready ports); and each image's size.
  *   node --conditions=@paddock/source --import tsx bench/templates/run.ts
  * BENCH_N=5 creates of each kind by default; BENCH_TEMPLATES=python,node limits the templates.
  */
 import { resolve } from "node:path";
+import { parseCpuMillis, parseMemoryBytes } from "../../packages/common/src/quantities.js";
 import { waitForHttp } from "../../packages/runtime/src/readiness.js";
 import { loadTemplates, type Template } from "../../packages/runtime/src/templates.js";
 import { startTestServer, type TestServer } from "../../packages/server/src/testing.js";
@@ -30,9 +31,10 @@ for (const template of all) {
   sizes[template.id] = Number(inspected.stdout.trim()) / 2 ** 20;
 }
 
-/** Raw baseline: docker run -d of the template's image and entrypoint, then its ready ports. */
+/** Raw baseline: docker run -d of the template's image, entrypoint and limits, then its ready ports. */
 async function rawCreate(template: Template, name: string): Promise<void> {
   const [entry, ...args] = template.entrypoint;
+  const { cpu, memory } = template.resourceLimits;
   await run("docker", [
     "run",
     "-d",
@@ -40,6 +42,8 @@ async function rawCreate(template: Template, name: string): Promise<void> {
     name,
     "--runtime",
     "runsc",
+    ...(cpu ? ["--cpus", String((parseCpuMillis(cpu) ?? 1000) / 1000)] : []),
+    ...(memory ? ["--memory", String(parseMemoryBytes(memory))] : []),
     "--entrypoint",
     entry as string,
     template.image,

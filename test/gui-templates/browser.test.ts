@@ -1,29 +1,13 @@
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import WebSocket from "ws";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { readVncGreeting, userConnection } from "../support/user.js";
 
 // The browser template under gVisor: Chromium's DevTools protocol answers from outside the
 // sandbox through the endpoint proxy (its HTTP /json/version and its browser WebSocket, which
 // playwright-core drives to open a page served inside the sandbox), and the display Chromium
 // draws on can be watched through noVNC's WebSocket bridge.
-
-/** Resolves with the first message the VNC server sends through websockify at `url`. */
-function readVncGreeting(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, ["binary"]);
-    socket.binaryType = "nodebuffer";
-    socket.once("message", (data: Buffer) => {
-      resolve(data.toString("latin1"));
-      socket.close();
-    });
-    socket.once("unexpected-response", (_request, response) =>
-      reject(new Error(`WebSocket upgrade refused: ${response.statusCode}`)),
-    );
-    socket.once("error", reject);
-  });
-}
 
 describe("browser template", () => {
   let t: TestServer;
@@ -31,17 +15,7 @@ describe("browser template", () => {
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: "gvisor" } } });
-    await Paddock.signup("browser@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("browser@example.com", "correct horse battery", {
-      baseUrl: t.url,
-    });
-    const { secret } = await client.keys.create({ name: "browser" });
-    sandbox = await Sandbox.create({
-      baseUrl: t.url,
-      apiKey: secret,
-      template: "browser",
-      timeoutSeconds: 600,
-    });
+    sandbox = await Sandbox.create({ ...(await userConnection(t, "browser")), template: "browser" });
   });
   afterAll(async () => {
     await sandbox?.kill().catch(() => undefined);

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { userConnection } from "../support/user.js";
 
 // The code-server template under gVisor: the editor answers through the endpoint proxy (its
 // page, its static files, and in a real Chromium on this host the workbench, whose file
@@ -15,18 +16,8 @@ describe("code-server template", () => {
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: "gvisor" } } });
-    await Paddock.signup("code-server@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("code-server@example.com", "correct horse battery", {
-      baseUrl: t.url,
-    });
-    const { secret } = await client.keys.create({ name: "code-server" });
     // Create returns once port 8080's /healthz answers (the manifest's ready path).
-    editor = await Sandbox.create({
-      baseUrl: t.url,
-      apiKey: secret,
-      template: "code-server",
-      timeoutSeconds: 600,
-    });
+    editor = await Sandbox.create({ ...(await userConnection(t, "code-server")), template: "code-server" });
   });
   afterAll(async () => {
     await editor?.kill().catch(() => undefined);

@@ -1,32 +1,13 @@
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import WebSocket from "ws";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { readVncGreeting, userConnection } from "../support/user.js";
 
 // The desktop template under gVisor: a window opened by a command run through execd lands on the
 // virtual display (DISPLAY comes from the image), a screenshot of that display is not blank, and
 // noVNC's page and its WebSocket bridge to the VNC server answer through the endpoint proxy, so
 // that noVNC in a browser on the host shows the desktop.
-
-/**
- * Opens a WebSocket to websockify at `url` and resolves with the first message the VNC server
- * sends through it: the RFB protocol version greeting.
- */
-function readVncGreeting(url: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, ["binary"]);
-    socket.binaryType = "nodebuffer";
-    socket.once("message", (data: Buffer) => {
-      resolve(data.toString("latin1"));
-      socket.close();
-    });
-    socket.once("unexpected-response", (_request, response) =>
-      reject(new Error(`WebSocket upgrade refused: ${response.statusCode}`)),
-    );
-    socket.once("error", reject);
-  });
-}
 
 // Counts the distinct pixel values of the root window in the X dump `xwd` writes (a 100-byte
 // header of big-endian 32-bit fields, the window name, the colour map, then the pixels).
@@ -50,17 +31,7 @@ describe("desktop template", () => {
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: "gvisor" } } });
-    await Paddock.signup("desktop@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("desktop@example.com", "correct horse battery", {
-      baseUrl: t.url,
-    });
-    const { secret } = await client.keys.create({ name: "desktop" });
-    sandbox = await Sandbox.create({
-      baseUrl: t.url,
-      apiKey: secret,
-      template: "desktop",
-      timeoutSeconds: 600,
-    });
+    sandbox = await Sandbox.create({ ...(await userConnection(t, "desktop")), template: "desktop" });
   });
   afterAll(async () => {
     await sandbox?.kill().catch(() => undefined);

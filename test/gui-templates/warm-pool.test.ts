@@ -1,6 +1,7 @@
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { userConnection } from "../support/user.js";
 
 // A warm pool hands out a browser or a desktop with its services already answering: the first
 // request after the create, with no retry, reaches the debugger and the display.
@@ -16,13 +17,7 @@ describe("warm pools of the browser and desktop templates", () => {
         pools: { sizes: { browser: 1, desktop: 1 }, max_total: 2, refill_concurrency: 1 },
       },
     });
-    await Paddock.signup("warm@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("warm@example.com", "correct horse battery", { baseUrl: t.url });
-    connection = {
-      baseUrl: t.url,
-      apiKey: (await client.keys.create({ name: "warm" })).secret,
-      timeoutSeconds: 600,
-    };
+    connection = await userConnection(t, "warm");
   });
   afterAll(async () => {
     await t?.server.stack.pools.stop();

@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { parse as parseToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { userConnection } from "../support/user.js";
 
 // The six coding-agent templates, each in a sandbox under gVisor, created as a user creates one:
 // the provider's credential and base URL in `env`. In each, `<cli> --version` must print exactly
@@ -144,10 +145,7 @@ describe("coding-agent templates under gVisor", () => {
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: "gvisor" } } });
-    await Paddock.signup("agents@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("agents@example.com", "correct horse battery", { baseUrl: t.url });
-    const { secret } = await client.keys.create({ name: "agents" });
-    connection = { baseUrl: t.url, apiKey: secret, timeoutSeconds: 900 };
+    connection = { ...(await userConnection(t, "agents")), timeoutSeconds: 900 };
   });
   afterAll(async () => {
     await t?.dispose();

@@ -2,7 +2,8 @@ import { resolve } from "node:path";
 import { loadTemplates } from "@paddock/runtime";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { userConnection } from "../support/user.js";
 
 const manifests = loadTemplates(resolve("templates"));
 const pin = (template: string, name: string) => manifests.get(template)?.npm[name];
@@ -14,15 +15,7 @@ describe("the python, node, ubuntu and code-interpreter templates", () => {
 
   beforeAll(async () => {
     t = await startTestServer();
-    await Paddock.signup("templates@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("templates@example.com", "correct horse battery", {
-      baseUrl: t.url,
-    });
-    connection = {
-      baseUrl: t.url,
-      apiKey: (await client.keys.create({ name: "templates" })).secret,
-      timeoutSeconds: 600,
-    };
+    connection = await userConnection(t, "templates");
   });
   afterAll(async () => {
     await t?.dispose();

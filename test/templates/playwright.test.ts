@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { inflateSync } from "node:zlib";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
+import { Sandbox } from "../../packages/sdk/src/index.js";
+import { userConnection } from "../support/user.js";
 
 // The playwright template: a script written into the sandbox serves a page from the sandbox
 // itself, drives Debian's Chromium through playwright-core under gVisor, and leaves a
@@ -70,17 +71,7 @@ describe("playwright template", () => {
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: "gvisor" } } });
-    await Paddock.signup("playwright@example.com", "correct horse battery", { baseUrl: t.url });
-    const { client } = await Paddock.login("playwright@example.com", "correct horse battery", {
-      baseUrl: t.url,
-    });
-    const { secret } = await client.keys.create({ name: "playwright" });
-    sandbox = await Sandbox.create({
-      baseUrl: t.url,
-      apiKey: secret,
-      template: "playwright",
-      timeoutSeconds: 600,
-    });
+    sandbox = await Sandbox.create({ ...(await userConnection(t, "playwright")), template: "playwright" });
   });
   afterAll(async () => {
     await sandbox?.kill().catch(() => undefined);

@@ -8,12 +8,13 @@ import { buildTemplatesCommand } from "./templates-build.js";
 const usage = `Usage:
   paddock serve [--config FILE] [--generate-key]           everything: control plane, runtime API, endpoint proxy
   paddock runtime serve [--config FILE] [--generate-key]   the /v1 runtime API and endpoint proxy alone
-  paddock templates build [ID...] [--force]                build template images that are missing or stale
+  paddock templates build [ID...] [--force] [--base IMAGE]  build template images that are missing or stale
 
 Options:
   --config FILE     TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)
   --generate-key    create <data_dir>/api-key when no API key is configured
   --force           rebuild the named templates (all, when none is named) even when current
+  --base IMAGE      build templates that have no base template FROM IMAGE (default paddock/base:bookworm)
   -h, --help        this text`;
 
 async function main(): Promise<number> {
@@ -23,12 +24,16 @@ async function main(): Promise<number> {
       config: { type: "string" },
       "generate-key": { type: "boolean", default: false },
       force: { type: "boolean", default: false },
+      base: { type: "string", default: "paddock/base:bookworm" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   const command = positionals.join(" ");
   if (!values.help && positionals[0] === "templates" && positionals[1] === "build") {
-    return buildTemplatesCommand(loadConfig({ file: values.config }), positionals.slice(2), values.force);
+    return buildTemplatesCommand(loadConfig({ file: values.config }), positionals.slice(2), {
+      force: values.force,
+      baseImage: values.base,
+    });
   }
   if (values.help || !["serve", "runtime serve"].includes(command)) {
     console.log(usage);

@@ -5,19 +5,19 @@ import type { PaddockConfig } from "@paddock/common";
 import { buildTemplates, loadTemplates, type TemplateBuildEvent } from "@paddock/runtime";
 import Docker from "dockerode";
 
-/** `paddock templates build [ID...] [--force]`: one progress line per build step, a summary per template. */
+/** `paddock templates build [ID...] [--force] [--base IMAGE]`: a line per build step, a summary per template. */
 export async function buildTemplatesCommand(
   config: PaddockConfig,
   ids: string[],
-  force: boolean,
+  options: { force: boolean; baseImage: string },
 ): Promise<number> {
   const templates = loadTemplates(resolve(config.templates.dir));
   await buildTemplates({
     docker: new Docker({ socketPath: config.docker.socket_path }),
     templates,
     only: ids,
-    force,
-    baseImage: process.env.PADDOCK_BASE_IMAGE ?? "paddock/base:bookworm",
+    force: options.force,
+    baseImage: options.baseImage,
     npmRegistry: npmRegistry(),
     caBundle: caBundle(),
     onEvent: (event) => console.log(describe(event)),
