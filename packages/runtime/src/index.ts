@@ -14,19 +14,7 @@ export {
   resolveSecretKey,
 } from "./stack.js";
 export * from "./state-machine.js";
-export {
-  buildOrder,
-  buildTemplates,
-  TemplateBuildError,
-  type TemplateBuildEvent,
-  templateHashLabel,
-} from "./template-builds.js";
-export {
-  loadTemplates,
-  type Template,
-  type TemplateEnv,
-  type TemplatePort,
-  templateImage,
-} from "./templates.js";
+export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./template-builds.js";
+export { loadTemplates, type Template } from "./templates.js";
 export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
 export * from "./validation.js";

@@ -2,10 +2,10 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type Docker from "dockerode";
-import { type Template, templateImage } from "./templates.js";
+import type { Template } from "./templates.js";
 
 /** Image label holding the hash of everything a template's image was built from. */
-export const templateHashLabel = "paddock.template.hash";
+const templateHashLabel = "paddock.template.hash";
 
 export interface TemplateBuildOptions {
   docker: Docker;
@@ -49,7 +49,7 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
   for (const template of buildOrder(templates, options.only)) {
     if (!existsSync(join(template.dir, "Dockerfile")))
       throw new TemplateBuildError(`template ${template.id} has no Dockerfile in ${template.dir}`);
-    const baseImage = template.base ? templateImage(template.base) : options.baseImage;
+    const baseImage = (template.base && templates.get(template.base)?.image) || options.baseImage;
     const args = buildArgs(template, { BASE_IMAGE: baseImage, NPM_REGISTRY: options.npmRegistry });
     // A base not here yet (a registry image on a connected machine) is pulled by the build itself.
     const baseId = await options.docker
@@ -81,7 +81,7 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
 }
 
 /** The templates to build, each after its base, limited to `only` and the bases they need. */
-export function buildOrder(templates: Map<string, Template>, only?: string[]): Template[] {
+function buildOrder(templates: Map<string, Template>, only?: string[]): Template[] {
   const ordered: Template[] = [];
   const visit = (id: string, path: string[]) => {
     if (ordered.some((template) => template.id === id)) return;

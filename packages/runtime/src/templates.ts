@@ -78,10 +78,10 @@ export interface Template {
   dir: string;
 }
 
-export const defaultTemplateEntrypoint = ["sleep", "infinity"];
+const defaultTemplateEntrypoint = ["sleep", "infinity"];
 
 /** The image a template id builds into. */
-export function templateImage(id: string): string {
+function templateImage(id: string): string {
   return `paddock/template-${id}:latest`;
 }
 
