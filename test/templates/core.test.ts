@@ -58,6 +58,15 @@ describe("the python, node, ubuntu and code-interpreter templates", () => {
     }
   });
 
+  test("an unknown id answers 404 template_not_found naming every template", async () => {
+    const refused = Sandbox.create({ ...connection, template: "pythn" });
+    await expect(refused).rejects.toMatchObject({
+      status: 404,
+      code: "template_not_found",
+      message: `no template pythn; the templates are: ${[...manifests.keys()].join(", ")}`,
+    });
+  });
+
   test("python: the interpreter, pip and a venv", async () => {
     await withSandbox("python", async (sandbox) => {
       expect(await run(sandbox, "python --version")).toMatch(/^Python 3\.11\.\d+\n$/);

@@ -15,6 +15,6 @@ export {
 } from "./stack.js";
 export * from "./state-machine.js";
 export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./template-builds.js";
-export { loadTemplates, type Template } from "./templates.js";
+export { loadTemplates, type Template, unknownTemplate } from "./templates.js";
 export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
 export * from "./validation.js";

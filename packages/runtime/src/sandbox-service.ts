@@ -20,7 +20,7 @@ import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxOperations } from "./services.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
-import type { Template } from "./templates.js";
+import { type Template, unknownTemplate } from "./templates.js";
 import {
   hostPathAllowed,
   type ParsedResources,
@@ -77,12 +77,7 @@ export class SandboxService implements SandboxOperations {
   private withTemplateDefaults(input: CreateSandboxInput): CreateSandboxInput {
     if (!input.template) return input;
     const template = this.deps.templates.get(input.template);
-    if (!template) {
-      throw new PaddockError(
-        Errors.templateNotFound,
-        `no template ${input.template}; the templates are: ${[...this.deps.templates.keys()].join(", ")}`,
-      );
-    }
+    if (!template) throw unknownTemplate(input.template, this.deps.templates);
     if (input.snapshotId) return input;
     return {
       ...input,

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { Errors, PaddockError } from "@paddock/common";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
@@ -83,6 +84,14 @@ const defaultTemplateEntrypoint = ["sleep", "infinity"];
 /** The image a template id builds into. */
 function templateImage(id: string): string {
   return `paddock/template-${id}:latest`;
+}
+
+/** 404 `template_not_found` for `id`, naming the templates there are. */
+export function unknownTemplate(id: string, templates: Map<string, Template>): PaddockError {
+  return new PaddockError(
+    Errors.templateNotFound,
+    `no template ${id}; the templates are: ${[...templates.keys()].join(", ")}`,
+  );
 }
 
 /** Loads every `<dir>/<id>/template.toml`; a malformed file is an error naming it and what is wrong. */

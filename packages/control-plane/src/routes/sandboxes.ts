@@ -1,6 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, encodeSse, PaddockError } from "@paddock/common";
-import type { Sandbox as SandboxModel, SandboxOperations, Template } from "@paddock/runtime";
+import { encodeSse } from "@paddock/common";
+import {
+  type Sandbox as SandboxModel,
+  type SandboxOperations,
+  type Template,
+  unknownTemplate,
+} from "@paddock/runtime";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { collectCommand } from "../command-output.js";
 import { ExecdClient } from "../execd-client.js";
@@ -82,12 +87,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request, reply) => {
       const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
       await options.usage.assertCanRun(owner(request), "create");
-      if (!templates.has(template)) {
-        throw new PaddockError(
-          Errors.templateNotFound,
-          `no template ${template}; GET /sandboxes/templates lists them`,
-        );
-      }
+      if (!templates.has(template)) throw unknownTemplate(template, templates);
       const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
       const sandbox = await sandboxes.create({
         template,
