@@ -116,5 +116,4 @@ step "building component images"
 npm run image --workspaces --if-present --silent
 
 step "building template images (each skipped when current)"
-# shellcheck disable=SC2086 # a list of template ids
-npx paddock templates build ${PADDOCK_SETUP_TEMPLATES:-python node ubuntu code-interpreter}
+npx paddock templates build python node ubuntu code-interpreter
