@@ -207,7 +207,8 @@ export class SandboxService implements SandboxOperations {
       `creating from ${input.snapshotId ? `snapshot ${input.snapshotId}` : image}`,
     );
     try {
-      await runtime.ensureImage(image, input.image?.auth);
+      // A template's image was found above; any other may need pulling.
+      if (!services) await runtime.ensureImage(image, input.image?.auth);
       const tokens = this.tokens(sandbox.id);
       const workload = await runtime.createWorkload({
         sandboxId: sandbox.id,
