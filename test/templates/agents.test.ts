@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadTemplates } from "@paddock/runtime";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
-import { parse as parseToml } from "smol-toml";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Sandbox } from "../../packages/sdk/src/index.js";
 import { userConnection } from "../support/user.js";
@@ -116,15 +117,12 @@ const agents: Agent[] = [
   },
 ];
 
+const manifests = loadTemplates(resolve("templates"));
+
 /** The version `[npm]` pins for the agent's package in its template.toml. */
 function pinnedVersion(agent: Agent): string {
-  const manifest = parseToml(
-    readFileSync(new URL(`../../templates/${agent.id}/template.toml`, import.meta.url), "utf8"),
-  );
-  const npm = manifest.npm as Record<string, string> | undefined;
-  const version = npm?.[agent.npm];
-  if (typeof version !== "string")
-    throw new Error(`templates/${agent.id}/template.toml pins no ${agent.npm}`);
+  const version = manifests.get(agent.id)?.npm[agent.npm];
+  if (version === undefined) throw new Error(`templates/${agent.id}/template.toml pins no ${agent.npm}`);
   return version;
 }
 

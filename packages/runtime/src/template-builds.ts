@@ -39,12 +39,6 @@ export class TemplateBuildError extends Error {
  */
 export async function buildTemplates(options: TemplateBuildOptions): Promise<void> {
   const { templates } = options;
-  for (const id of options.only ?? []) {
-    if (!templates.has(id))
-      throw new TemplateBuildError(
-        `no template ${id}; the templates are: ${[...templates.keys()].join(", ")}`,
-      );
-  }
   const forced = new Set(options.force ? (options.only?.length ? options.only : [...templates.keys()]) : []);
   for (const template of buildOrder(templates, options.only)) {
     if (!existsSync(join(template.dir, "Dockerfile")))
@@ -57,7 +51,8 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
       .inspect()
       .then((image) => image.Id)
       .catch(() => baseImage);
-    const hash = contentHash(template, args, baseId);
+    const files = contextFiles(template.dir);
+    const hash = contentHash(template, files, args, baseId);
     const existing = await options.docker
       .getImage(template.image)
       .inspect()
@@ -69,7 +64,7 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
     mkdirSync(join(template.dir, ".build"), { recursive: true });
     copyFileSync(options.caBundle, join(template.dir, ".build", "ca-certificates.crt"));
     const started = Date.now();
-    await runBuild(options.docker, template, args, hash, options.onEvent);
+    await runBuild(options.docker, template, files, args, hash, options.onEvent);
     const built = await options.docker.getImage(template.image).inspect();
     options.onEvent({
       template: template.id,
@@ -88,7 +83,11 @@ function buildOrder(templates: Map<string, Template>, only?: string[]): Template
     if (path.includes(id))
       throw new TemplateBuildError(`templates ${[...path, id].join(" -> ")} form a cycle`);
     const template = templates.get(id);
-    if (!template) throw new TemplateBuildError(`no template ${id}`);
+    if (!template) {
+      throw new TemplateBuildError(
+        `no template ${id}; the templates are: ${[...templates.keys()].join(", ")}`,
+      );
+    }
     if (template.base) visit(template.base, [...path, id]);
     ordered.push(template);
   };
@@ -124,10 +123,15 @@ function contextFiles(dir: string): string[] {
   return files.sort();
 }
 
-function contentHash(template: Template, args: Record<string, string>, baseId: string): string {
+function contentHash(
+  template: Template,
+  files: string[],
+  args: Record<string, string>,
+  baseId: string,
+): string {
   const hash = createHash("sha256");
   hash.update(JSON.stringify({ args, baseId, image: template.image }));
-  for (const file of contextFiles(template.dir)) {
+  for (const file of files) {
     hash.update(`\0${file}\0`);
     hash.update(readFileSync(join(template.dir, file)));
   }
@@ -143,13 +147,12 @@ interface BuildMessage {
 async function runBuild(
   docker: Docker,
   template: Template,
+  files: string[],
   args: Record<string, string>,
   hash: string,
   onEvent: TemplateBuildOptions["onEvent"],
 ): Promise<void> {
-  const src = [...contextFiles(template.dir), ".build/ca-certificates.crt"];
-  if (!existsSync(join(template.dir, "Dockerfile")))
-    throw new TemplateBuildError(`${template.dir} has no Dockerfile`);
+  const src = [...files, ".build/ca-certificates.crt"];
   const stream = await docker.buildImage(
     { context: template.dir, src },
     // version "1": the classic builder, which every engine here has (BuildKit needs buildx).
