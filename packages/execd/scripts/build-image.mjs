@@ -1,6 +1,6 @@
 // Builds the execd image: execd bundled into one file, a Node binary and the shared libraries it
 // needs (started through its own dynamic loader, so it runs in any glibc or non-glibc image),
-// tini as PID 1, and for isolated sessions a static busybox and util-linux's unshare (glibc, started
+// tini as PID 1, the static pseudo-terminal helper compiled from native/, and for isolated sessions a static busybox and util-linux's unshare (glibc, started
 // through the same loader). Skips the build when an image with the same content exists; --force
 // rebuilds.
 import { execFileSync } from "node:child_process";
@@ -81,6 +81,17 @@ try {
   // Busybox's unshare cannot map root where /proc/self/setgroups is missing (gVisor); util-linux's can.
   const unshare = "/usr/bin/unshare";
   if (!existsSync(unshare)) throw new Error(`${unshare} is missing: apt-get install util-linux`);
+  // Static, so it needs no library from the user's image (Node cannot open a pty on its own).
+  execFileSync("gcc", [
+    "-static",
+    "-Os",
+    "-s",
+    "-Wall",
+    "-Werror",
+    "-o",
+    join(root, "bin", "paddock-pty"),
+    join(here, "..", "native", "paddock-pty.c"),
+  ]);
   copyFileSync(node, join(root, "bin", "node"));
   copyFileSync(unshare, join(root, "bin", "unshare"));
   chmodSync(join(root, "bin", "unshare"), 0o755);
@@ -100,7 +111,7 @@ try {
   }
 
   const hash = createHash("sha256");
-  for (const file of ["execd.js", "bin/node", "bin/tini", "bin/busybox", "bin/unshare"])
+  for (const file of ["execd.js", "bin/node", "bin/tini", "bin/busybox", "bin/unshare", "bin/paddock-pty"])
     hash.update(readFileSync(join(root, file)));
   const contentHash = hash.digest("hex").slice(0, 16);
   const existing = (() => {

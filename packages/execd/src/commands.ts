@@ -272,7 +272,7 @@ export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   }
 }
 
-function signalNumber(signal: NodeJS.Signals): number {
+export function signalNumber(signal: NodeJS.Signals): number {
   const numbers: Partial<Record<NodeJS.Signals, number>> = {
     SIGHUP: 1,
     SIGINT: 2,

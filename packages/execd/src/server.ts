@@ -11,6 +11,7 @@ import { handleIsolated } from "./isolated-routes.js";
 import { IsolatedSessions } from "./isolated-sessions.js";
 import { Metrics } from "./metrics.js";
 import { Sessions } from "./sessions.js";
+import { Terminals } from "./terminals.js";
 
 type Handler = (
   req: IncomingMessage,
@@ -36,6 +37,7 @@ export function createExecd(options: {
   const sessions = new Sessions(options.env);
   const code = new CodeContexts(options.env, sessions);
   const metrics = new Metrics();
+  const terminals = new Terminals(options.env);
   const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
 
   const routes: Route[] = [
@@ -72,6 +74,10 @@ export function createExecd(options: {
     route("GET", "/directories/list", (_req, res, url) => files.listDirectory(url, res)),
     route("POST", "/directories", (req, res) => files.makeDirectories(req, res)),
     route("DELETE", "/directories", (_req, res, url) => files.removeDirectories(url, res)),
+    route("POST", "/pty", (req, res) => terminals.start(req, res)),
+    route("POST", "/pty/:id/input", (req, res, _url, [id]) => terminals.input(id as string, req, res)),
+    route("POST", "/pty/:id/resize", (req, res, _url, [id]) => terminals.resize(id as string, req, res)),
+    route("DELETE", "/pty/:id", (_req, res, _url, [id]) => terminals.close(id as string, res)),
     route("GET", "/metrics", (_req, res) => metrics.get(res)),
     route("GET", "/metrics/watch", (_req, res) => metrics.watch(res)),
     ...(options.extraRoutes ?? []),
@@ -114,6 +120,7 @@ export function createExecd(options: {
       commands.killAll();
       code.closeAll();
       sessions.closeAll();
+      terminals.closeAll();
       isolated?.closeAll();
       server.close();
     },
