@@ -50,6 +50,11 @@ export const ControlPlaneErrors = {
     409,
     "The sandbox must be Running for this operation.",
   ),
+  websocketRequired: defineError(
+    "websocket_required",
+    426,
+    "This path speaks WebSocket only; connect with a WebSocket client (Upgrade: websocket).",
+  ),
   secretNotFound: defineError("secret_not_found", 404, "No secret with that name."),
   unknownSecret: defineError(
     "unknown_secret",

@@ -3,3 +3,4 @@ export { Identity, type Principal, type Scope } from "./identity.js";
 export { generateErrorsDoc, generateOpenApi, registerOpenApi } from "./openapi.js";
 export { type ControlPlaneOptions, controlPlane } from "./plugin.js";
 export { publicEndpointRoute } from "./routes/endpoints.js";
+export { routeUpgrade } from "./websocket-upgrade.js";

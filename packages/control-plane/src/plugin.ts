@@ -21,6 +21,7 @@ import { paymentOperationRoutes } from "./routes/payment-operations.js";
 import { paymentRoutes } from "./routes/payments.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { secretRoutes } from "./routes/secrets.js";
+import { terminalRoutes } from "./routes/terminal.js";
 import { usageRoutes } from "./routes/usage.js";
 import { SandboxSecrets } from "./sandbox-secrets.js";
 import { SecretStore } from "./secret-store.js";
@@ -72,6 +73,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   });
   await app.register(fileRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(codeRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });

@@ -89,13 +89,21 @@ export function streamingBodies(app: Parameters<FastifyPluginAsync>[0]): void {
   app.addContentTypeParser("*", (_request, _payload, done) => done(null));
 }
 
-/** WebSocket upgrades for every proxy route: authorise, then splice client and sandbox sockets. */
-export function attachUpgradeProxy(server: Server, routes: ProxyRoute[]): void {
+/**
+ * WebSocket upgrades for every proxy route: authorise, then splice client and sandbox sockets.
+ * Upgrades for other paths go to `otherwise` (the server's own WebSocket routes), else 404.
+ */
+export function attachUpgradeProxy(
+  server: Server,
+  routes: ProxyRoute[],
+  otherwise?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void,
+): void {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
     const route = routes.find((candidate) => candidate.match(req.url ?? ""));
     const matched = route?.match(req.url ?? "");
     if (!route || !matched) {
+      if (otherwise) return otherwise(req, socket, head);
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
       return;
     }

@@ -3249,6 +3249,109 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandboxes/{id}/terminal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open an interactive terminal (WebSocket)
+         * @description A terminal in the sandbox over a WebSocket (Authorization as for every call; errors before
+         *     the upgrade are ordinary JSON answers). The server runs a login shell (or `command`) on a
+         *     pseudo-terminal of `cols` × `rows`. Client → server: binary frames are input bytes; text frames
+         *     are JSON control messages, `{"type":"resize","cols":C,"rows":R}`. Server → client: binary
+         *     frames are output bytes; a text frame `{"type":"exit","exitCode":N}` when the program ends
+         *     (then close 1000), or `{"type":"error","code":…,"detail":…}` when the terminal fails (then
+         *     close 1011). Closing the socket hangs the terminal up.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    cols?: number;
+                    rows?: number;
+                    /** @description Run this instead of a login shell. */
+                    command?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandboxes/{id}/network-policy": {
         parameters: {
             query?: never;

@@ -1,5 +1,5 @@
 import { clientErrorAnswer, type ErrorShape, type Logger, type PaddockConfig } from "@paddock/common";
-import { controlPlane, publicEndpointRoute, registerOpenApi } from "@paddock/control-plane";
+import { controlPlane, publicEndpointRoute, registerOpenApi, routeUpgrade } from "@paddock/control-plane";
 import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import {
   attachUpgradeProxy,
@@ -106,7 +106,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       app.get("/openapi.json", async () => app.swagger());
       app.get("/docs", async (_request, reply) => reply.type("text/html; charset=utf-8").send(referencePage));
     }
-    attachUpgradeProxy(app.server, proxyRoutes);
+    attachUpgradeProxy(app.server, proxyRoutes, withControlPlane ? routeUpgrade(app) : undefined);
     const address = await app.listen({ host: config.server.host, port: config.server.port });
     url ||= address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
   } catch (error) {
