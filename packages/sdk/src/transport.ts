@@ -1,4 +1,5 @@
-import { type SseEvent, SseParser } from "@paddock/common/sse";
+// Bundled into the package's one file (scripts/bundle.mjs): the SDK installs with no dependencies.
+import { SseParser } from "@paddock/common/sse";
 import { errorFor, PaddockError, TimeoutError } from "./errors.js";
 
 export const defaultBaseUrl = "http://127.0.0.1:8080";
@@ -11,6 +12,12 @@ export interface ConnectionOptions {
   baseUrl?: string;
   /** Per request; defaults to 60 s. */
   requestTimeoutMs?: number;
+}
+
+/** One server-sent event of a streaming call: its `type` and the fields that event carries. */
+export interface ServerEvent {
+  type: string;
+  [field: string]: unknown;
 }
 
 export interface RequestOptions {
@@ -84,7 +91,7 @@ export class Transport {
   }
 
   /** POSTs and yields the server's SSE events until the stream ends (no reconnects). */
-  async *events(path: string, body: unknown, options: RequestOptions = {}): AsyncGenerator<SseEvent> {
+  async *events(path: string, body: unknown, options: RequestOptions = {}): AsyncGenerator<ServerEvent> {
     const response = await this.fetch("POST", path, body, options);
     const parser = new SseParser();
     const decoder = new TextDecoder();
