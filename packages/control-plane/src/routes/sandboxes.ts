@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { encodeSse } from "@paddock/common";
+import { Errors, encodeSse, isPaddockError, PaddockError } from "@paddock/common";
 import {
   type Sandbox as SandboxModel,
   type SandboxOperations,
@@ -206,7 +206,16 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
 
   app.post(
     "/sandboxes/:id/run/stream",
-    { schema: { tags: ["commands"], params: SandboxParams, body: RunRequest, response: errorResponses } },
+    {
+      schema: {
+        tags: ["commands"],
+        description:
+          "Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the server's `code` and `detail` and no `exit_code`.",
+        params: SandboxParams,
+        body: RunRequest,
+        response: errorResponses,
+      },
+    },
     async (request, reply) => {
       const body = commandBody(request.body);
       const execd = await ExecdClient.forRequest(sandboxes, request);
@@ -222,11 +231,24 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         connection: "keep-alive",
       });
       res.on("close", () => abort.abort());
+      let ended = false;
       try {
-        if (!first.done) res.write(encodeSse(first.value));
-        for await (const event of events) res.write(encodeSse(event));
-      } catch {
-        // The client went away or execd did; either way the stream ends here.
+        for (let next = first; !next.done; next = await events.next()) {
+          res.write(encodeSse(next.value));
+          ended ||= next.value.type === "execution_complete" || next.value.type === "error";
+        }
+        if (!ended)
+          throw new PaddockError(Errors.endpointUnavailable, "the command's stream ended before its exit");
+      } catch (error) {
+        // A client that went away has nobody to tell; a sandbox that died (deleted, killed, out
+        // of memory) is reported as a last event with no exit code, so the stream never looks
+        // like a clean end.
+        if (!abort.signal.aborted) {
+          const failure = isPaddockError(error)
+            ? error
+            : new PaddockError(Errors.endpointUnavailable, String(error));
+          res.write(encodeSse({ type: "error", code: failure.code, detail: failure.message }));
+        }
       }
       res.end();
     },
