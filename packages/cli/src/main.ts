@@ -1,87 +1,98 @@
 #!/usr/bin/env node
-import { parseArgs } from "node:util";
-import { ConfigError, createLogger, loadConfig } from "@paddock/common";
-import { RuntimeStartError, TemplateBuildError } from "@paddock/runtime";
-import { StartupError, startServer } from "@paddock/server";
-import { buildTemplatesCommand } from "./templates-build.js";
+import { Command, CommanderError } from "commander";
+import { PaddockError } from "paddock";
+import { registerAccountCommands } from "./commands/account.js";
+import { registerCpCommand } from "./commands/cp.js";
+import { registerExecCommand } from "./commands/exec.js";
+import { registerKeyCommands } from "./commands/keys.js";
+import { registerMemoryCommands } from "./commands/memory.js";
+import { registerSandboxCommands } from "./commands/sandbox.js";
+import { registerSecretCommands } from "./commands/secrets.js";
+import { registerServerCommands } from "./commands/server.js";
+import { registerShellCommand } from "./commands/shell.js";
+import { registerTemplateCommands } from "./commands/templates.js";
+import { registerUsageCommand } from "./commands/usage.js";
+import { CliError, usageError, usageLine } from "./output.js";
 
-const usage = `Usage:
-  paddock serve [--config FILE] [--generate-key]           everything: control plane, runtime API, endpoint proxy
-  paddock runtime serve [--config FILE] [--generate-key]   the /v1 runtime API and endpoint proxy alone
-  paddock templates build [ID...] [--force] [--base IMAGE]  build template images that are missing or stale
+const overview = `
+Examples:
+  paddock login                                   log in (asks for email and password)
+  paddock sandbox create --template python        a sandbox; prints its id
+  paddock exec ID -- python3 -c 'print(6*7)'      run a command in it
+  paddock shell ID                                an interactive shell in it
+  paddock cp data.csv ID:/work/                   copy a file in (or out: ID:/path .)
+  paddock serve [--config FILE] [--generate-key]  run the server on this host
+  paddock runtime serve [--config FILE]           the /v1 runtime API and endpoint proxy alone
+  paddock templates build [ID...] [--force]       build template images on this host
 
-Options:
-  --config FILE     TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)
-  --generate-key    create <data_dir>/api-key when no API key is configured
-  --force           rebuild the named templates (all, when none is named) even when current
-  --base IMAGE      build templates that have no base template FROM IMAGE (default paddock/base:bookworm)
-  -h, --help        this text`;
+Errors print one line, \`paddock: <detail> (<code>)\`, and exit with status 1 (2 for usage errors).`;
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    allowPositionals: true,
-    options: {
-      config: { type: "string" },
-      "generate-key": { type: "boolean", default: false },
-      force: { type: "boolean", default: false },
-      base: { type: "string", default: "paddock/base:bookworm" },
-      help: { type: "boolean", short: "h", default: false },
-    },
+function program(): Command {
+  const paddock = new Command("paddock")
+    .description("Sandboxes for untrusted code: the Paddock command line")
+    .option(
+      "--base-url <url>",
+      "the server (default: $PADDOCK_BASE_URL, the stored one, http://127.0.0.1:8080)",
+    )
+    .option("--api-key <key>", "the credential (default: $PADDOCK_API_KEY, then the stored one)")
+    // Settings made before the subcommands are added are inherited by them.
+    .configureHelp({ showGlobalOptions: true })
+    .configureOutput({
+      outputError: (message, write) => write(usageLine(message)),
+    })
+    .exitOverride()
+    .showSuggestionAfterError()
+    .addHelpText("after", overview);
+  paddock.on("command:*", (operands: string[]) => {
+    paddock.outputHelp();
+    throw usageError(`unknown command '${operands[0]}'`);
   });
-  const command = positionals.join(" ");
-  if (!values.help && positionals[0] === "templates" && positionals[1] === "build") {
-    return buildTemplatesCommand(loadConfig({ file: values.config }), positionals.slice(2), {
-      force: values.force,
-      baseImage: values.base,
-    });
-  }
-  if (values.help || !["serve", "runtime serve"].includes(command)) {
-    console.log(usage);
-    return values.help ? 0 : 2;
-  }
-  const config = loadConfig({ file: values.config });
-  const logger = createLogger({ level: config.server.log_level });
-  const server = await startServer({
-    config,
-    logger,
-    generateKey: values["generate-key"],
-    controlPlane: command === "serve",
-  });
-  console.log(`Paddock is listening on ${server.url}`);
-  console.log(`  runtime API:  ${server.url}/v1  (header RUNTIME-API-KEY)`);
-  if (command === "serve")
-    console.log(`  control plane: ${server.url}  (sign up: POST ${server.url}/auth/signup)`);
-  if (server.apiKey.source === "generated" || server.apiKey.source === "file") {
-    console.log(
-      `  API key:      ${server.apiKey.key}${server.apiKey.source === "generated" ? "  (new; saved in the data dir)" : ""}`,
-    );
-  } else if (server.apiKey.source === "config") {
-    console.log("  API key:      the one configured in server.api_key");
-  }
-  const stop = async () => {
-    await server.close();
-    process.exit(0);
-  };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
-  return -1;
+
+  paddock.commandsGroup("Account:");
+  registerAccountCommands(paddock);
+  registerKeyCommands(paddock);
+  paddock.commandsGroup("Sandboxes:");
+  registerSandboxCommands(paddock);
+  registerExecCommand(paddock);
+  registerShellCommand(paddock);
+  registerCpCommand(paddock);
+  registerTemplateCommands(paddock);
+  paddock.commandsGroup("Data and usage:");
+  registerSecretCommands(paddock);
+  registerMemoryCommands(paddock);
+  registerUsageCommand(paddock);
+  paddock.commandsGroup("This host:");
+  registerServerCommands(paddock);
+  return paddock;
 }
 
-main().then(
-  (code) => {
-    if (code >= 0) process.exit(code);
-  },
-  (error: unknown) => {
-    if (
-      error instanceof ConfigError ||
-      error instanceof RuntimeStartError ||
-      error instanceof StartupError ||
-      error instanceof TemplateBuildError
-    ) {
-      console.error(`paddock: ${error.message}`);
-    } else {
-      console.error(error);
-    }
-    process.exit(1);
-  },
-);
+/** One line on stderr, `paddock: <detail> (<code>)`, and the exit status. */
+function report(error: unknown): number {
+  // Commander has printed its usage error (or the help asked for) already.
+  if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+  if ((error as Error).name === "ExitPromptError") return 130; // Ctrl-C at a prompt
+  const line = (detail: string, code: string) =>
+    process.stderr.write(`paddock: ${detail.replace(/\s*\n\s*/g, " ")} (${code})\n`);
+  if (error instanceof CliError) {
+    line(error.message, error.code);
+    return error.exitStatus;
+  }
+  if (error instanceof PaddockError) {
+    line(error.message, error.code);
+    return 1;
+  }
+  const code = (error as NodeJS.ErrnoException).code;
+  line(
+    String((error as Error).message ?? error),
+    typeof code === "string" ? code.toLowerCase() : "unexpected_error",
+  );
+  return 1;
+}
+
+program()
+  .parseAsync()
+  .then(
+    () => process.exitCode ?? 0,
+    (error: unknown) => report(error),
+  )
+  .then((status) => process.exit(status));

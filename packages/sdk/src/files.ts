@@ -1,5 +1,9 @@
+import { PaddockError } from "./errors.js";
 import type { RequestOptions, Transport } from "./transport.js";
 import type { FileInfo } from "./types.js";
+
+/** What `files.write` takes; everything but text and bytes is read as it is sent. */
+export type WriteData = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 /** `sandbox.files`: the sandbox's filesystem. */
 export class Files {
@@ -12,27 +16,42 @@ export class Files {
     return `/sandboxes/${this.sandboxId}${suffix}`;
   }
 
-  /** Text by default; `{ format: "bytes" }` for binary content. */
+  /**
+   * Text by default; `{ format: "bytes" }` for binary content; `{ format: "stream" }` for the
+   * bytes as they arrive, never the whole file in memory (the request timeout covers the whole
+   * transfer: give a large file a large one).
+   */
   async read(path: string, options?: { format?: "text" } & RequestOptions): Promise<string>;
   async read(path: string, options: { format: "bytes" } & RequestOptions): Promise<Uint8Array>;
   async read(
     path: string,
-    options: { format?: "text" | "bytes" } & RequestOptions = {},
-  ): Promise<string | Uint8Array> {
+    options: { format: "stream" } & RequestOptions,
+  ): Promise<ReadableStream<Uint8Array>>;
+  async read(
+    path: string,
+    options: { format?: "text" | "bytes" | "stream" } & RequestOptions = {},
+  ): Promise<string | Uint8Array | ReadableStream<Uint8Array>> {
     const response = await this.transport.fetch(
       "GET",
       this.path(`/files/download?path=${encodeURIComponent(path)}`),
       undefined,
       options,
     );
+    // A 200 answer to a GET always has a body.
+    if (options.format === "stream")
+      return brokenOffAsPaddockError(response.body as ReadableStream<Uint8Array>, path);
     const bytes = new Uint8Array(await response.arrayBuffer());
     return options.format === "bytes" ? bytes : new TextDecoder().decode(bytes);
   }
 
-  /** Writes text or bytes, streaming the content to the sandbox. */
+  /**
+   * Writes a file, streaming the content to the sandbox as it is produced: text, bytes, a Blob,
+   * a ReadableStream or any async iterable of bytes (a Node stream, a generator). The request
+   * timeout covers the whole transfer.
+   */
   async write(
     path: string,
-    data: string | Uint8Array,
+    data: WriteData,
     options: { mode?: number } & RequestOptions = {},
   ): Promise<{ path: string; size: number }> {
     const body = typeof data === "string" ? new TextEncoder().encode(data) : data;
@@ -89,4 +108,28 @@ export class Files {
       options,
     );
   }
+}
+
+/** The same bytes; a transfer that breaks off (the sandbox died, the connection dropped) fails with a PaddockError. */
+function brokenOffAsPaddockError(body: ReadableStream<Uint8Array>, path: string): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(
+          new PaddockError(
+            `reading ${path} broke off: ${(error as Error).message}`,
+            "connection_failed",
+            0,
+            true,
+          ),
+        );
+      }
+    },
+    cancel: (reason) => reader.cancel(reason),
+  });
 }

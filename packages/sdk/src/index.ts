@@ -1,8 +1,8 @@
 export { Paddock } from "./account.js";
 export { Billing } from "./billing.js";
-export { Commands, type RunOptions } from "./commands.js";
+export { type CommandEvent, Commands, type RunOptions, type StreamOptions } from "./commands.js";
 export * from "./errors.js";
-export { Files } from "./files.js";
+export { Files, type WriteData } from "./files.js";
 export { type AddMemoryOptions, Memory } from "./memory.js";
 export { NetworkPolicy } from "./network-policy.js";
 export { agentKeyVariable, PaymentOperations, Payments } from "./payments.js";

@@ -1,0 +1,53 @@
+import type { Command } from "commander";
+import { Sandbox } from "paddock";
+import { connectionOf, type GlobalOptions } from "../connection.js";
+import { printJson, printTable } from "../output.js";
+
+/** `paddock templates list` (the server's catalogue) and `templates build` (this host's images). */
+export function registerTemplateCommands(program: Command): void {
+  const templates = program.command("templates").description("the templates sandboxes start from");
+
+  templates
+    .command("list")
+    .description("list the templates the server offers")
+    .option("--json", "print the templates as JSON")
+    .action(async (_options, command: Command) => {
+      const options = command.optsWithGlobals<GlobalOptions & { json?: boolean }>();
+      const items = await Sandbox.templates(connectionOf(options));
+      if (options.json) printJson(items);
+      else
+        printTable(
+          ["ID", "NAME", "PORTS", "DESCRIPTION"],
+          items.map((template) => [
+            template.id,
+            template.name,
+            template.ports.map((port) => `${port.port} (${port.name})`).join(", ") || "-",
+            // One line each: the full text is in --json.
+            template.description.length > 72 ? `${template.description.slice(0, 71)}…` : template.description,
+          ]),
+        );
+    });
+
+  templates
+    .command("build")
+    .description("build template images that are missing or stale (on this host's Docker)")
+    .argument("[id...]", "the templates to build (default: all)")
+    .option("--config <file>", "TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)")
+    .option("--force", "rebuild the named templates (all, when none is named) even when current", false)
+    .option(
+      "--base <image>",
+      "build templates that have no base template FROM this image",
+      "paddock/base:bookworm",
+    )
+    .action(async (ids: string[], options: { config?: string; force: boolean; base: string }) => {
+      const { runServerCommand } = await import("./server.js");
+      await runServerCommand(async () => {
+        const { loadConfig } = await import("@paddock/common");
+        const { buildTemplatesCommand } = await import("./templates-build.js");
+        await buildTemplatesCommand(loadConfig({ file: options.config }), ids, {
+          force: options.force,
+          baseImage: options.base,
+        });
+      });
+    });
+}
