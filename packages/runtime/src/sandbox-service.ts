@@ -419,7 +419,7 @@ export class SandboxService implements SandboxOperations {
         failureOf(sandbox) ??
         new PaddockError(
           Errors.invalidStateTransition,
-          `sandbox ${id} is ${sandbox.status.state}; its ports answer only while Running`,
+          `sandbox ${id} is ${sandbox.status.state}; it answers only while Running${sandbox.status.state === "Paused" ? " (resume it first)" : ""}`,
         )
       );
     }

@@ -1,4 +1,4 @@
-import { CommandExitError, PaddockError } from "./errors.js";
+import { CommandExitError, errorFor, PaddockError } from "./errors.js";
 import type { RequestOptions, Transport } from "./transport.js";
 import type { CommandResult } from "./types.js";
 
@@ -60,7 +60,8 @@ export class Commands {
    * Runs a command and yields its output as it arrives, ending with `{ type: "exit", exitCode }`
    * whatever the code (no CommandExitError). A sandbox that dies mid-command (deleted, killed,
    * out of memory) ends the iteration with the server's PaddockError instead of an exit. The
-   * request timeout covers the whole stream; leaving the loop early stops the command.
+   * request timeout covers the wait for the stream to start; leaving the loop early stops the
+   * command.
    */
   async *stream(command: string, options: StreamOptions = {}): AsyncGenerator<CommandEvent> {
     const events = this.transport.events(
@@ -73,7 +74,7 @@ export class Commands {
         yield { type: event.type, text: String(event.text ?? "") };
       } else if (event.type === "error" && event.exit_code === undefined) {
         // The server's report of a sandbox that died: a code and a detail, no exit code.
-        throw new PaddockError(String(event.detail), String(event.code), 0);
+        throw errorFor(Number(event.status ?? 502), String(event.code), String(event.detail));
       } else if (event.type === "execution_complete" || event.type === "error") {
         yield { type: "exit", exitCode: Number(event.exit_code ?? 0) };
         return;

@@ -18,8 +18,8 @@ export class Files {
 
   /**
    * Text by default; `{ format: "bytes" }` for binary content; `{ format: "stream" }` for the
-   * bytes as they arrive, never the whole file in memory (the request timeout covers the whole
-   * transfer: give a large file a large one).
+   * bytes as they arrive, never the whole file in memory (the request timeout covers the wait
+   * for the first byte, not the transfer).
    */
   async read(path: string, options?: { format?: "text" } & RequestOptions): Promise<string>;
   async read(path: string, options: { format: "bytes" } & RequestOptions): Promise<Uint8Array>;

@@ -66,6 +66,11 @@ export class Sandbox {
     return this.info.expiresAt;
   }
 
+  /** The sandbox as the API last returned it (`JSON.stringify(sandbox)` prints this). */
+  toJSON(): SandboxInfo {
+    return this.info;
+  }
+
   static async create(options: CreateOptions = {}): Promise<Sandbox> {
     const transport = new Transport(options);
     const body: CreateSandboxOptions = {

@@ -10,7 +10,7 @@ export interface ConnectionOptions {
   apiKey?: string;
   /** Defaults to PADDOCK_BASE_URL, then http://127.0.0.1:8080. */
   baseUrl?: string;
-  /** Per request; defaults to 60 s. */
+  /** How long to wait for each answer to start (a stream may then run on); defaults to 60 s. */
   requestTimeoutMs?: number;
 }
 
@@ -47,8 +47,11 @@ export class Transport {
     body?: unknown,
     options: RequestOptions & { raw?: boolean; headers?: Record<string, string> } = {},
   ): Promise<Response> {
-    const timeout = AbortSignal.timeout(options.requestTimeoutMs ?? this.timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    // The timeout covers waiting for the answer, not reading it: a streamed command or file
+    // takes as long as it takes once it has started.
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(), options.requestTimeoutMs ?? this.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
     const json = body !== undefined && !options.raw;
     let response: Response;
     try {
@@ -64,7 +67,7 @@ export class Transport {
         ...(options.raw && body !== undefined ? { duplex: "half" } : {}),
       } as RequestInit);
     } catch (error) {
-      if (timeout.aborted)
+      if (timeout.signal.aborted)
         throw new TimeoutError(`${method} ${path} took longer than the request timeout`, "timeout", 0, true);
       throw new PaddockError(
         `${method} ${path} failed: ${(error as Error).message}`,
@@ -72,6 +75,8 @@ export class Transport {
         0,
         true,
       );
+    } finally {
+      clearTimeout(timer);
     }
     if (!response.ok) {
       const answer = (await response.json().catch(() => ({}))) as { code?: string; detail?: string };

@@ -123,6 +123,21 @@ describe("the TypeScript SDK's streams: files and commands", () => {
     expect(seen.sort()).toEqual(["err:b\n", "out:a\n"]);
   });
 
+  test("the request timeout bounds the wait for a stream to start, not how long it runs", async () => {
+    const events: CommandEvent[] = [];
+    for await (const event of sandbox.commands.stream("echo one; sleep 2; echo two", {
+      requestTimeoutMs: 1000,
+    }))
+      events.push(event);
+    expect(events.at(-1)).toEqual({ type: "exit", exitCode: 0 });
+    expect(
+      events
+        .filter((event) => event.type === "stdout")
+        .map((event) => event.text)
+        .join(""),
+    ).toBe("one\ntwo\n");
+  });
+
   test("a stream whose sandbox is killed mid-command ends with a PaddockError within seconds", async () => {
     const doomed = await Sandbox.create({ ...connection, template: "python", timeoutSeconds: 600 });
     const events: CommandEvent[] = [];

@@ -10,12 +10,14 @@ import { connectionOf, type GlobalOptions } from "../connection.js";
 import { CliError, usageError } from "../output.js";
 import { shellQuote } from "../shell-quote.js";
 import { withProgress } from "../transfer-progress.js";
-import { untilDone } from "./exec.js";
 
 type Location = { kind: "local"; path: string } | { kind: "sandbox"; id: string; path: string };
 
-/** Transfers take as long as they take: no request deadline. */
-const transfer = { requestTimeoutMs: untilDone };
+/**
+ * Transfers take as long as they take: an upload is answered only once all of it has arrived, so
+ * its request gets the timer's maximum, not the SDK's 60 s.
+ */
+const transfer = { requestTimeoutMs: 2 ** 31 - 1 };
 
 /** `paddock cp SRC DST`, one side `ID:/path`, as docker cp. */
 export function registerCpCommand(program: Command): void {

@@ -10,9 +10,6 @@ interface ExecOptions extends GlobalOptions {
   env?: Record<string, string>;
 }
 
-/** A command runs as long as it runs: the request has no deadline of its own (the timer's maximum). */
-export const untilDone = 2 ** 31 - 1;
-
 /** `paddock exec ID [--cwd D] [--env K=V]... -- CMD ARGS…`. */
 export function registerExecCommand(program: Command): void {
   program
@@ -52,7 +49,6 @@ async function exec(id: string, args: string[], options: ExecOptions): Promise<n
     for await (const event of sandbox.commands.stream(shellJoin(args), {
       ...(options.cwd ? { cwd: options.cwd } : {}),
       ...(options.env ? { envs: options.env } : {}),
-      requestTimeoutMs: untilDone,
       signal: interrupt.signal,
     })) {
       if (event.type === "exit") {

@@ -165,18 +165,8 @@ function secretVariables(specs: string[]): Record<string, string> {
 }
 
 /** The sandbox as the API describes it. */
-function recordOf(sandbox: Sandbox) {
-  return {
-    id: sandbox.id,
-    state: sandbox.state,
-    template: sandbox.template,
-    metadata: sandbox.metadata,
-    expiresAt: sandbox.expiresAt,
-  };
-}
-
 function printSandbox(sandbox: Sandbox, json: boolean | undefined): void {
-  const record = recordOf(sandbox);
+  const record = sandbox.toJSON();
   if (json) {
     printJson(record);
     return;

@@ -210,7 +210,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       schema: {
         tags: ["commands"],
         description:
-          "Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the server's `code` and `detail` and no `exit_code`.",
+          "Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the HTTP `status`, `code` and `detail` the failure would have answered, and no `exit_code`.",
         params: SandboxParams,
         body: RunRequest,
         response: errorResponses,
@@ -247,7 +247,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
           const failure = isPaddockError(error)
             ? error
             : new PaddockError(Errors.endpointUnavailable, String(error));
-          res.write(encodeSse({ type: "error", code: failure.code, detail: failure.message }));
+          res.write(
+            encodeSse({ type: "error", status: failure.status, code: failure.code, detail: failure.message }),
+          );
         }
       }
       res.end();
