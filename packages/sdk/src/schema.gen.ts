@@ -1955,7 +1955,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the server's `code` and `detail` and no `exit_code`. */
+        /** @description Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the HTTP `status`, `code` and `detail` the failure would have answered, and no `exit_code`. */
         post: {
             parameters: {
                 query?: never;
