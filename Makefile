@@ -27,6 +27,8 @@ test: setup
 	npx paddock templates build $(TEST_TEMPLATES)
 	@echo "==> tests"
 	PADDOCK_TEST_DATABASE_URL="$$(bash scripts/test-postgres.sh)" npx vitest run
+	@echo "==> the Python SDK (pytest against live servers, mypy --strict)"
+	/usr/bin/python3 -m pytest sdk-python/tests
 
 templates: setup
 	npx paddock templates build $(TEMPLATE) $(if $(FORCE),--force)

@@ -68,6 +68,11 @@ describe("paddock sandbox, exec and cp", () => {
     const record = await user.run(["sandbox", "get", sandbox.id]);
     expect(record.stdout).toMatch(/^id: +sbx.*\nstate: +Running\ntemplate: +python\n/);
     expect(record.stdout).toContain("suite=cli");
+    expect(await user.run(["sandbox", "list", "-q"])).toMatchObject({ status: 0, stdout: `${sandbox.id}\n` });
+    const quiet = await user.run(["sandbox", "create", "-q"]);
+    expect(quiet.stdout).toMatch(/^sbx\S+\n$/);
+    expect((await user.run(["sandbox", "kill", quiet.stdout.trim()])).status).toBe(0);
+    expect(sandbox).toHaveProperty("createdAt");
   });
 
   test("exec: arguments quoted as docker exec passes them, env, secrets, cwd, exit codes", async () => {

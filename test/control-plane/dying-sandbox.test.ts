@@ -44,4 +44,22 @@ describe("a command stream whose sandbox dies", () => {
     });
     expect(events.at(-1)).not.toHaveProperty("exit_code");
   });
+
+  test("a background command's stream ends after init without an error: it runs on", async () => {
+    const sandbox = await Sandbox.create({ ...connection, template: "python", timeoutSeconds: 600 });
+    const response = await fetch(`${t.url}/sandboxes/${sandbox.id}/run/stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${connection.apiKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ command: "sleep 1; echo done > /tmp/background", background: true }),
+    });
+    const parser = new SseParser();
+    const events = parser.push(await response.text()).concat(parser.end());
+    expect(events.map((event) => event.type)).toEqual(["init"]);
+    await expect
+      .poll(async () => (await sandbox.commands.run("cat /tmp/background || true")).stdout, {
+        timeout: 10_000,
+      })
+      .toBe("done\n");
+    await sandbox.kill();
+  });
 });

@@ -85,6 +85,12 @@ describe("control plane files and code", () => {
     expect(
       (await call("POST", `/sandboxes/${id}/directories`, { path: "/work/x/y", mode: 700 })).status,
     ).toBe(201);
+    const directory = await call("DELETE", `/sandboxes/${id}/files?path=/work/x`);
+    expect(directory.status).toBe(400);
+    expect(await directory.json()).toMatchObject({
+      code: "is_a_directory",
+      detail: "/work/x is a directory; pass recursive=true to remove it and everything in it",
+    });
     expect((await call("DELETE", `/sandboxes/${id}/files?path=/work/x&recursive=true`)).status).toBe(204);
   });
 

@@ -95,7 +95,8 @@ export async function deleteFiles(url: URL, res: ServerResponse): Promise<void> 
   for (const path of paths(url)) {
     const stats = await lstat(path).catch(() => undefined);
     if (!stats) continue;
-    if (stats.isDirectory()) throw badRequest(`${path} is a directory; use DELETE /directories`);
+    if (stats.isDirectory())
+      throw new ExecdError(400, "is_a_directory", `${path} is a directory; use DELETE /directories`);
     await unlink(path);
   }
   sendJson(res, 200, {});

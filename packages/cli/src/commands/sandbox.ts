@@ -8,6 +8,7 @@ const settleTimeoutMs = 60_000;
 
 interface SandboxOptions extends GlobalOptions {
   json?: boolean;
+  quiet?: boolean;
   template: string;
   timeout?: number;
   env?: Record<string, string>;
@@ -35,6 +36,7 @@ export function registerSandboxCommands(program: Command): void {
     )
     .option("--metadata <KEY=VALUE>", "a metadata entry (repeatable)", collectPair)
     .option("--json", "print the sandbox as JSON")
+    .option("-q, --quiet", "print only its id (for `id=$(paddock sandbox create -q)`)")
     .action(async (_options, command: Command) => {
       const options = optionsOf(command);
       const created = await Sandbox.create({
@@ -45,7 +47,8 @@ export function registerSandboxCommands(program: Command): void {
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.secret.length ? { secrets: secretVariables(options.secret) } : {}),
       });
-      printSandbox(created, options.json);
+      if (options.quiet) process.stdout.write(`${created.id}\n`);
+      else printSandbox(created, options.json);
     });
 
   sandbox
@@ -58,6 +61,7 @@ export function registerSandboxCommands(program: Command): void {
       [],
     )
     .option("--json", "print the sandboxes as JSON")
+    .option("-q, --quiet", "print only their ids")
     .action(async (_options, command: Command) => {
       const options = optionsOf(command);
       const items: SandboxInfo[] = [];
@@ -71,7 +75,8 @@ export function registerSandboxCommands(program: Command): void {
         items.push(...list.items);
         if (!list.pagination.hasNextPage) break;
       }
-      if (options.json) printJson(items);
+      if (options.quiet) for (const info of items) process.stdout.write(`${info.id}\n`);
+      else if (options.json) printJson(items);
       else
         printTable(
           ["ID", "STATE", "TEMPLATE", "CREATED", "EXPIRES"],

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, PaddockError } from "@paddock/common";
+import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
@@ -259,11 +259,20 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const execd = await execdFor(request);
       const path = encodeURIComponent(request.query.path);
+      const recursive = request.query.recursive === true;
       await checked(
-        await execd.request(request.query.recursive ? `/directories?path=${path}` : `/files?path=${path}`, {
+        await execd.request(recursive ? `/directories?path=${path}` : `/files?path=${path}`, {
           method: "DELETE",
         }),
-      );
+      ).catch((error: unknown) => {
+        // execd names its own route for directories; on this one the answer is `recursive`.
+        if (isPaddockError(error) && error.code === ExecdErrors.isADirectory.code)
+          throw new PaddockError(
+            ExecdErrors.isADirectory,
+            `${request.query.path} is a directory; pass recursive=true to remove it and everything in it`,
+          );
+        throw error;
+      });
       return reply.status(204).send(undefined as never);
     },
   );

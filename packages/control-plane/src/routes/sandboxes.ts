@@ -231,7 +231,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         connection: "keep-alive",
       });
       res.on("close", () => abort.abort());
-      let ended = false;
+      // A background command's stream ends after `init` by design: it goes on in the sandbox.
+      let ended = request.body.background === true;
       try {
         for (let next = first; !next.done; next = await events.next()) {
           res.write(encodeSse(next.value));

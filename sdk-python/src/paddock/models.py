@@ -1,0 +1,432 @@
+"""What the control plane answers, as dataclasses with snake_case fields (the JSON's camelCase keys
+are mapped; metadata and other free-form maps keep their keys). Names follow the TypeScript SDK's
+types (packages/sdk/src/types.ts), which are generated from openapi/control-plane.json."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, NotRequired, TypedDict
+
+
+KeyScope = Literal["sandboxes", "memory", "secrets"]
+PlanId = Literal["free", "pro"]
+PaymentOperation = Literal[
+    "create_customer",
+    "list_customers",
+    "create_invoice",
+    "list_invoices",
+    "finalize_invoice",
+    "create_payment_link",
+    "list_payment_links",
+]
+InvoiceStatus = Literal["draft", "open", "paid", "uncollectible", "void"]
+
+
+@dataclass(frozen=True)
+class Pagination:
+    page: int
+    page_size: int
+    total_items: int
+    total_pages: int
+    has_next_page: bool
+
+
+# Accounts and keys
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str
+    email: str
+    plan: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Session:
+    """A login: ``token`` authenticates like an unscoped API key until ``expires_at``."""
+
+    token: str
+    expires_at: str
+    account: Account
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    id: str
+    name: str | None
+    prefix: str
+    scope: KeyScope | None
+    created_at: str
+    expires_at: str | None
+    last_used_at: str | None
+
+
+@dataclass(frozen=True)
+class ApiKeyWithSecret:
+    """A new or rotated key; ``secret`` is shown this once."""
+
+    key: ApiKey
+    secret: str
+
+
+# Sandboxes
+
+
+@dataclass(frozen=True)
+class SandboxInfo:
+    id: str
+    state: str
+    template: str | None
+    metadata: dict[str, str]
+    created_at: str
+    expires_at: str | None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SandboxList:
+    items: list[SandboxInfo]
+    pagination: Pagination
+
+
+@dataclass(frozen=True)
+class TemplateVariable:
+    name: str
+    required: bool
+    description: str
+    role: Literal["credential", "base-url", "model"] | None = None
+
+
+@dataclass(frozen=True)
+class TemplatePort:
+    port: int
+    name: str
+    description: str
+    ready: bool
+
+
+@dataclass(frozen=True)
+class Template:
+    id: str
+    name: str
+    description: str
+    npm: dict[str, str]
+    resource_limits: dict[str, str]
+    env: list[TemplateVariable]
+    ports: list[TemplatePort]
+    version: str | None = None
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A URL reaching a port inside the sandbox; the URL itself is the credential."""
+
+    url: str
+    token: str
+    expires_at: str
+
+
+@dataclass(frozen=True)
+class NetworkRule:
+    action: Literal["allow", "deny"]
+    target: str
+    """A domain, ``*.domain`` (its subdomains, not the domain itself), an IP address or a CIDR."""
+
+
+@dataclass(frozen=True)
+class NetworkPolicyOptions:
+    """Outbound policy: rules are checked in order, ``default_action`` applies to the rest."""
+
+    default_action: Literal["allow", "deny"] | None = None
+    egress: list[NetworkRule] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EnforcedNetworkPolicy:
+    mode: Literal["allow_all", "deny_all", "enforcing"]
+    policy: NetworkPolicyOptions
+
+
+# Commands, code and files
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    stdout: str
+    stderr: str
+    exit_code: int
+    """-1 for a background command (it is still running)."""
+    truncated: bool = False
+    """True when a buffered run dropped output past the server's limit (streamed runs have none)."""
+
+
+@dataclass(frozen=True)
+class Stdout:
+    """A piece of a streamed command's standard output."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Stderr:
+    text: str
+
+
+@dataclass(frozen=True)
+class CommandExit:
+    """The last event of a streamed command."""
+
+    exit_code: int
+
+
+CommandEvent = Stdout | Stderr | CommandExit
+
+
+@dataclass(frozen=True)
+class CodeContext:
+    """A code context: variables and imports persist between ``run_code`` calls in it."""
+
+    id: str
+    language: str
+
+
+@dataclass(frozen=True)
+class CodeError:
+    name: str
+    value: str
+    traceback: list[str]
+
+
+@dataclass(frozen=True)
+class CodeResult:
+    stdout: str
+    stderr: str
+    results: list[dict[str, Any]]
+    """Rich results as the kernel returns them: MIME type → data (``text/plain``, ``image/png``, …)."""
+    error: CodeError | None
+    execution_count: int | None
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    type: str
+    size: int
+    mode: int
+    """Permission bits as ``ls`` shows them in octal, written in decimal digits (644, 755)."""
+    owner: str
+    group: str
+    modified_at: str
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    path: str
+    size: int
+
+
+# Secrets, memory, usage, billing
+
+
+@dataclass(frozen=True)
+class SecretInfo:
+    name: str
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class MemoryEntry:
+    id: str
+    content: str
+    metadata: dict[str, Any]
+    tags: list[str]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class MemoryList:
+    items: list[MemoryEntry]
+    pagination: Pagination
+
+
+@dataclass(frozen=True)
+class MemorySearchHit(MemoryEntry):
+    score: float
+    snippet: str
+    """The matching passage, matches wrapped in ``<mark>``."""
+
+
+@dataclass(frozen=True)
+class UsagePeriod:
+    id: str
+    start: str
+    end: str
+
+
+@dataclass(frozen=True)
+class PlanRef:
+    id: str
+    name: str
+
+
+@dataclass(frozen=True)
+class UsageSummary:
+    period: UsagePeriod
+    plan: PlanRef
+    used_minutes: float
+    included_minutes: float | None
+    remaining_minutes: float | None
+    limit_reached: bool
+    running_sandboxes: int
+
+
+@dataclass(frozen=True)
+class SandboxUsage:
+    sandbox_id: str
+    template: str | None
+    state: str
+    minutes: float
+    running: bool
+    started_at: str
+
+
+@dataclass(frozen=True)
+class SandboxUsageList:
+    period: str
+    items: list[SandboxUsage]
+    pagination: Pagination
+
+
+@dataclass(frozen=True)
+class Plan:
+    id: str
+    name: str
+    price_cents: int
+    currency: str
+    included_minutes: float | None
+
+
+@dataclass(frozen=True)
+class CurrentPlan:
+    plan: str
+    subscription_status: str | None
+
+
+@dataclass(frozen=True)
+class PlanList:
+    items: list[Plan]
+    current: CurrentPlan
+    checkout_available: bool
+
+
+@dataclass(frozen=True)
+class CheckoutSession:
+    """Send the buyer to ``url``; the plan changes once Stripe reports the payment."""
+
+    id: str
+    url: str
+
+
+# Payments (bring your own Stripe key)
+
+
+@dataclass(frozen=True)
+class PaymentCredentials:
+    provider: Literal["stripe"]
+    masked_key: str
+    livemode: bool
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class AgentKey:
+    prefix: str
+    allowed_operations: list[str]
+    currency: str
+    max_amount: int
+    total_limit: int | None
+    amount_used: int
+    created_at: str
+    last_used_at: str | None
+
+
+@dataclass(frozen=True)
+class AgentKeyWithSecret(AgentKey):
+    key: str
+    """The agent key itself, shown this once."""
+
+
+@dataclass(frozen=True)
+class Customer:
+    id: str
+    email: str | None
+    name: str | None
+    description: str | None
+    metadata: dict[str, str]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class CustomerList:
+    items: list[Customer]
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class InvoiceLine:
+    description: str | None
+    quantity: int | None
+    amount: int
+
+
+@dataclass(frozen=True)
+class Invoice:
+    id: str
+    customer: str
+    status: str
+    currency: str
+    total: int
+    amount_due: int
+    hosted_invoice_url: str | None
+    due_date: str | None
+    line_items: list[InvoiceLine]
+    metadata: dict[str, str]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class InvoiceList:
+    items: list[Invoice]
+    has_more: bool
+
+
+@dataclass(frozen=True)
+class PaymentLink:
+    id: str
+    url: str
+    active: bool
+    currency: str
+    metadata: dict[str, str]
+
+
+@dataclass(frozen=True)
+class PaymentLinkList:
+    items: list[PaymentLink]
+    has_more: bool
+
+
+class InvoiceItem(TypedDict):
+    """One line of a new invoice; amounts in the currency's smallest unit (cents)."""
+
+    description: str
+    unit_amount: int
+    quantity: NotRequired[int]
+
+
+class PaymentLinkItem(TypedDict):
+    name: str
+    unit_amount: int
+    quantity: NotRequired[int]

@@ -1,0 +1,405 @@
+"""``Sandbox`` and ``AsyncSandbox``: a sandbox of the account the API key belongs to."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from dataclasses import asdict
+from types import TracebackType
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import httpx
+
+from ._resource import Resource, TransportT, class_or_instance, endpoint
+from ._transport import AsyncTransport, Call, Connection, Request, SyncTransport, items, model, nothing
+from ._wire import parse, query
+from .commands import Commands
+from .errors import NotFoundError
+from .files import AsyncFiles, Files
+from .models import (
+    CodeContext,
+    CodeResult,
+    Endpoint,
+    NetworkPolicyOptions,
+    SandboxInfo,
+    SandboxList,
+    Template,
+)
+from .network_policy import NetworkPolicy
+
+DEFAULT_TEMPLATE = "python"
+
+SecretNames = Sequence[str] | dict[str, str]
+"""Stored secrets as environment variables, by name: ``["OPENAI_API_KEY"]`` uses each secret's own
+name, ``{"API_KEY": "OPENAI_API_KEY"}`` picks the variable's name. Values never pass through here."""
+
+
+class SandboxBase(Resource[TransportT]):
+    """What ``Sandbox`` and ``AsyncSandbox`` share: state, sub-resources and per-sandbox calls."""
+
+    def __init__(self, transport: TransportT, info: SandboxInfo) -> None:
+        super().__init__(transport)
+        self._info = info
+        self.commands = Commands(transport, info.id)
+        self.network_policy = NetworkPolicy(transport, info.id)
+
+    @property
+    def id(self) -> str:
+        return self._info.id
+
+    @property
+    def state(self) -> str:
+        """As of the last answer about this sandbox; ``refresh()`` asks again."""
+        return self._info.state
+
+    @property
+    def template(self) -> str | None:
+        """The template it was created from; None for one created from an image or a snapshot."""
+        return self._info.template
+
+    @property
+    def metadata(self) -> dict[str, str]:
+        return self._info.metadata
+
+    @property
+    def expires_at(self) -> str | None:
+        return self._info.expires_at
+
+    @property
+    def info(self) -> SandboxInfo:
+        return self._info
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r}, state={self.state!r}, template={self.template!r})"
+
+    def _call(self, method: str, suffix: str = "", json: object = None) -> Call[None]:
+        """A call answering the sandbox, which becomes this object's state."""
+        return Call(Request(method, f"/sandboxes/{self.id}{suffix}", json=json), self._adopt)
+
+    def _adopt(self, response: httpx.Response) -> None:
+        self._info = parse(SandboxInfo, response.content)
+
+    @endpoint
+    def refresh(self) -> Call[None]:
+        return self._call("GET")
+
+    @endpoint
+    def pause(self) -> Call[None]:
+        """Freezes the sandbox; ``state`` is ``Pausing`` until it is ``Paused``."""
+        return self._call("POST", "/pause")
+
+    @endpoint
+    def resume(self) -> Call[None]:
+        return self._call("POST", "/resume")
+
+    @endpoint
+    def renew(self, timeout: int) -> Call[None]:
+        """A new lifetime of ``timeout`` seconds, counted from now."""
+        return self._call("POST", "/renew", {"timeout": timeout})
+
+    @endpoint
+    def set_metadata(self, patch: dict[str, str | None]) -> Call[None]:
+        """Merges ``patch`` into the metadata; a None value removes that key."""
+        return self._call("PATCH", "/metadata", patch)
+
+    @endpoint
+    def get_endpoint(self, port: int, *, expires_in: int | None = None) -> Call[Endpoint]:
+        """A URL reaching ``port`` inside the sandbox (HTTP and WebSocket). The URL is the
+        credential: share it only as far as the port should reach. It expires after
+        ``expires_in`` seconds (default one hour)."""
+        path = f"/sandboxes/{self.id}/endpoints/{port}"
+        return Call(Request("GET", path, query(expires_in_seconds=expires_in)), model(Endpoint))
+
+    @endpoint
+    def create_code_context(self, language: str = "python") -> Call[CodeContext]:
+        request = Request("POST", f"/sandboxes/{self.id}/code/contexts", json={"language": language})
+        return Call(request, model(CodeContext))
+
+    @endpoint
+    def run_code(
+        self,
+        code: str,
+        *,
+        language: str | None = None,
+        context: CodeContext | str | None = None,
+        request_timeout: float | None = None,
+    ) -> Call[CodeResult]:
+        """Runs code in a kernel; pass ``context`` (from ``create_code_context``) to keep state
+        between calls. An exception in the code is ``result.error``, not a raised error."""
+        context_id = context.id if isinstance(context, CodeContext) else context
+        body = {
+            "code": code,
+            **({"language": language} if language else {}),
+            **({"contextId": context_id} if context_id else {}),
+        }
+        request = Request("POST", f"/sandboxes/{self.id}/code", json=body, timeout=request_timeout)
+        return Call(request, model(CodeResult))
+
+
+def _create_call(
+    template: str,
+    timeout: int | None,
+    env: dict[str, str] | None,
+    metadata: dict[str, str] | None,
+    secrets: SecretNames | None,
+    network_policy: NetworkPolicyOptions | None,
+) -> Call[SandboxInfo]:
+    body: dict[str, Any] = {"template": template}
+    if timeout is not None:
+        body["timeout"] = timeout
+    if env:
+        body["env"] = env
+    if metadata:
+        body["metadata"] = metadata
+    if secrets:
+        body["secrets"] = secrets if isinstance(secrets, dict) else {name: name for name in secrets}
+    if network_policy:
+        body["networkPolicy"] = _policy_body(network_policy)
+    return Call(Request("POST", "/sandboxes", json=body), model(SandboxInfo))
+
+
+def _policy_body(policy: NetworkPolicyOptions) -> dict[str, Any]:
+    return {
+        **({"defaultAction": policy.default_action} if policy.default_action else {}),
+        "egress": [asdict(rule) for rule in policy.egress],
+    }
+
+
+def _get_call(sandbox_id: str) -> Call[SandboxInfo]:
+    return Call(Request("GET", f"/sandboxes/{quote(sandbox_id, safe='')}"), model(SandboxInfo))
+
+
+def _list_call(
+    state: str | Sequence[str] | None,
+    metadata: dict[str, str] | None,
+    page: int | None,
+    page_size: int | None,
+) -> Call[SandboxList]:
+    states = [state] if isinstance(state, str) else list(state or [])
+    # The server takes the metadata filter as one form-encoded parameter: `metadata=a%3D1%26b%3D2`.
+    matching = urlencode(metadata) if metadata else None
+    parameters = query(state=states, metadata=matching, page=page, page_size=page_size)
+    return Call(Request("GET", "/sandboxes", parameters), model(SandboxList))
+
+
+_templates_call = Call(Request("GET", "/sandboxes/templates"), items(Template))
+
+
+def _kill_call(sandbox_id: str) -> Call[None]:
+    return Call(Request("DELETE", f"/sandboxes/{quote(sandbox_id, safe='')}"), nothing)
+
+
+class Sandbox(SandboxBase[SyncTransport]):
+    """A sandbox, driven synchronously. ``with Sandbox.create() as sandbox:`` kills it on exit."""
+
+    def __init__(self, transport: SyncTransport, info: SandboxInfo) -> None:
+        super().__init__(transport, info)
+        self.files = Files(transport, info.id)
+
+    @classmethod
+    def create(
+        cls,
+        template: str = DEFAULT_TEMPLATE,
+        *,
+        timeout: int | None = None,
+        env: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None,
+        secrets: SecretNames | None = None,
+        network_policy: NetworkPolicyOptions | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> Sandbox:
+        """Creates a sandbox from ``template``, running when this returns. ``timeout``: lifetime
+        in seconds (None: it does not expire). ``network_policy`` needs a server whose secure
+        runtime can enforce it (runc or Kata, not gVisor). The connection comes from
+        ``api_key``/``base_url`` or PADDOCK_API_KEY/PADDOCK_BASE_URL."""
+        transport = SyncTransport(Connection.resolve(api_key, base_url, request_timeout))
+        try:
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            info = transport.call(call)
+        except BaseException:
+            transport.close()
+            raise
+        return cls(transport, info)
+
+    @classmethod
+    def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> Sandbox:
+        """An object for an existing sandbox of the account."""
+        transport = SyncTransport(Connection.resolve(api_key, base_url, request_timeout))
+        try:
+            return cls(transport, transport.call(_get_call(sandbox_id)))
+        except BaseException:
+            transport.close()
+            raise
+
+    @staticmethod
+    def list(
+        *,
+        state: str | Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+        page: int | None = None,
+        page_size: int | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> SandboxList:
+        """One page of the account's sandboxes, filtered by state(s) and metadata (all pairs match)."""
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        return SyncTransport.once(connection, _list_call(state, metadata, page, page_size))
+
+    @staticmethod
+    def templates(
+        *, api_key: str | None = None, base_url: str | None = None, request_timeout: float | None = None
+    ) -> builtins.list[Template]:
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        return SyncTransport.once(connection, _templates_call)
+
+    @staticmethod
+    def _kill_by_id(
+        sandbox_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> None:
+        """Deletes the sandbox ``sandbox_id`` (``Sandbox.kill(id)``)."""
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        SyncTransport.once(connection, _kill_call(sandbox_id))
+
+    def _kill(self) -> None:
+        """Deletes this sandbox (``sandbox.kill()``)."""
+        self._transport.call(_kill_call(self.id))
+
+    kill = class_or_instance(_kill_by_id, _kill)
+    """``Sandbox.kill(id)`` deletes a sandbox by id; ``sandbox.kill()`` deletes this one."""
+
+    def close(self) -> None:
+        """Closes this object's connections (the sandbox keeps running)."""
+        self._transport.close()
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        try:
+            self.kill()
+        except NotFoundError:
+            pass  # killed inside the block already
+        finally:
+            self.close()
+
+
+class AsyncSandbox(SandboxBase[AsyncTransport]):
+    """A sandbox, driven with asyncio: the same methods as ``Sandbox``, awaited.
+    ``async with await AsyncSandbox.create() as sandbox:`` kills it on exit."""
+
+    def __init__(self, transport: AsyncTransport, info: SandboxInfo) -> None:
+        super().__init__(transport, info)
+        self.files = AsyncFiles(transport, info.id)
+
+    @classmethod
+    async def create(
+        cls,
+        template: str = DEFAULT_TEMPLATE,
+        *,
+        timeout: int | None = None,
+        env: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None,
+        secrets: SecretNames | None = None,
+        network_policy: NetworkPolicyOptions | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> AsyncSandbox:
+        """As ``Sandbox.create``."""
+        transport = AsyncTransport(Connection.resolve(api_key, base_url, request_timeout))
+        try:
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            info = await transport.call(call)
+        except BaseException:
+            await transport.close()
+            raise
+        return cls(transport, info)
+
+    @classmethod
+    async def connect(
+        cls,
+        sandbox_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> AsyncSandbox:
+        transport = AsyncTransport(Connection.resolve(api_key, base_url, request_timeout))
+        try:
+            return cls(transport, await transport.call(_get_call(sandbox_id)))
+        except BaseException:
+            await transport.close()
+            raise
+
+    @staticmethod
+    async def list(
+        *,
+        state: str | Sequence[str] | None = None,
+        metadata: dict[str, str] | None = None,
+        page: int | None = None,
+        page_size: int | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> SandboxList:
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        return await AsyncTransport.once(connection, _list_call(state, metadata, page, page_size))
+
+    @staticmethod
+    async def templates(
+        *, api_key: str | None = None, base_url: str | None = None, request_timeout: float | None = None
+    ) -> builtins.list[Template]:
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        return await AsyncTransport.once(connection, _templates_call)
+
+    @staticmethod
+    async def _kill_by_id(
+        sandbox_id: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        request_timeout: float | None = None,
+    ) -> None:
+        """Deletes the sandbox ``sandbox_id`` (``await AsyncSandbox.kill(id)``)."""
+        connection = Connection.resolve(api_key, base_url, request_timeout)
+        await AsyncTransport.once(connection, _kill_call(sandbox_id))
+
+    async def _kill(self) -> None:
+        """Deletes this sandbox (``await sandbox.kill()``)."""
+        await self._transport.call(_kill_call(self.id))
+
+    kill = class_or_instance(_kill_by_id, _kill)
+    """``await AsyncSandbox.kill(id)`` deletes a sandbox by id; ``await sandbox.kill()`` this one."""
+
+    async def close(self) -> None:
+        await self._transport.close()
+
+    async def __aenter__(self) -> AsyncSandbox:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        try:
+            await self.kill()
+        except NotFoundError:
+            pass
+        finally:
+            await self.close()
