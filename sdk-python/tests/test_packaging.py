@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
+
+from .conftest import User
 
 SDK = Path(__file__).resolve().parents[1]
 PYTHON = "/usr/bin/python3"
@@ -39,6 +43,28 @@ def test_pip_installs_the_directory_and_the_sdist_offline(tmp_path: Path) -> Non
     )
     subprocess.run([*pip, "--force-reinstall", "--no-deps", str(tmp_path / built.stdout.strip())], check=True)
     assert _installed(environment).endswith("0.1.0 0.1.0 ['httpx>=0.23'] True")
+
+
+def test_the_readme_python_example_runs_from_an_installed_package(tmp_path: Path, user: User) -> None:
+    readme = (SDK.parent / "README.md").read_text()
+    example = re.search(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert example is not None, "README.md has no ```python example"
+    environment = tmp_path / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", str(environment)], check=True)
+    python = str(environment / "bin" / "python")
+    subprocess.run([python, "-m", "pip", "install", "--no-index", "--quiet", str(SDK)], check=True)
+    ran = subprocess.run(
+        [python, "-c", example.group(1)],
+        cwd=tmp_path,
+        env={**os.environ, "PADDOCK_API_KEY": user.api_key, "PADDOCK_BASE_URL": user.base_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert lines[0] == "42"
+    assert lines[-1].startswith("CommandExit") and "exit_code=0" in lines[-1], lines[-1]
 
 
 def _installed(environment: Path) -> str:
