@@ -1,4 +1,6 @@
 import { Agent, type ClientRequestArgs, request as httpRequest, type IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import {
   type ErrorDefinition,
   Errors,
@@ -59,6 +61,48 @@ export class ExecdClient {
     }).catch(async (error: Error) => {
       throw await this.failure(
         new PaddockError(Errors.endpointUnavailable, `the sandbox's execd did not answer: ${error.message}`),
+      );
+    });
+  }
+
+  /**
+   * POSTs a body produced while it is sent, over node:http: fetch keeps every chunk of a streamed
+   * request body until the request ends, so an upload would sit whole in the server's memory.
+   * The source is paused while the socket is full. Answers with execd's response as fetch would.
+   */
+  send(path: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<Response> {
+    const url = new URL(path, this.base);
+    const options: ClientRequestArgs & { sandboxId: string } = {
+      host: url.hostname,
+      port: url.port,
+      path: `${url.pathname}${url.search}`,
+      method: "POST",
+      agent: keepAlive,
+      sandboxId: this.sandboxId,
+      headers: { [EXECD_TOKEN_HEADER]: this.token, ...headers },
+    };
+    return new Promise((resolve, reject) => {
+      const request = httpRequest(options, (response) => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(response.headers))
+          for (const item of [value ?? []].flat()) answer.append(name, item);
+        resolve(
+          new Response(Readable.toWeb(response) as ReadableStream, {
+            status: response.statusCode ?? 502,
+            headers: answer,
+          }),
+        );
+      });
+      // execd answering before it read everything (a refusal) wins over the broken pipe.
+      pipeline(Readable.from(body), request).catch(async (error: Error) =>
+        reject(
+          await this.failure(
+            new PaddockError(
+              Errors.endpointUnavailable,
+              `the sandbox's execd did not answer: ${error.message}`,
+            ),
+          ),
+        ),
       );
     });
   }

@@ -27,12 +27,7 @@ export async function streamUpload(
     yield Buffer.from(`\r\n--${boundary}--\r\n`);
   })();
   await checked(
-    await execd.request("/files/upload", {
-      method: "POST",
-      body: body as unknown as RequestInit["body"],
-      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
-      duplex: "half",
-    } as RequestInit),
+    await execd.send("/files/upload", { "content-type": `multipart/form-data; boundary=${boundary}` }, body),
   );
   return size;
 }

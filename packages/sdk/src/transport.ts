@@ -1,6 +1,7 @@
 // Bundled into the package's one file (scripts/bundle.mjs): the SDK installs with no dependencies.
 import { SseParser } from "@paddock/common/sse";
 import { errorFor, PaddockError, TimeoutError } from "./errors.js";
+import { isStreamedBody, sendStreamed } from "./streamed-upload.js";
 
 export const defaultBaseUrl = "http://127.0.0.1:8080";
 export const defaultRequestTimeoutMs = 60_000;
@@ -53,19 +54,25 @@ export class Transport {
     const timer = setTimeout(() => timeout.abort(), options.requestTimeoutMs ?? this.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
     const json = body !== undefined && !options.raw;
+    const url = `${this.baseUrl}${path}`;
+    const headers = {
+      ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
+      ...(json ? { "content-type": "application/json" } : {}),
+      ...options.headers,
+    };
     let response: Response;
     try {
-      response = await fetch(`${this.baseUrl}${path}`, {
-        method,
-        signal,
-        headers: {
-          ...(this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {}),
-          ...(json ? { "content-type": "application/json" } : {}),
-          ...options.headers,
-        },
-        ...(body === undefined ? {} : { body: json ? JSON.stringify(body) : (body as RequestInit["body"]) }),
-        ...(options.raw && body !== undefined ? { duplex: "half" } : {}),
-      } as RequestInit);
+      response =
+        options.raw && isStreamedBody(body)
+          ? await sendStreamed(url, method, headers, body, signal)
+          : await fetch(url, {
+              method,
+              signal,
+              headers,
+              ...(body === undefined
+                ? {}
+                : { body: json ? JSON.stringify(body) : (body as RequestInit["body"]) }),
+            });
     } catch (error) {
       if (timeout.signal.aborted)
         throw new TimeoutError(`${method} ${path} took longer than the request timeout`, "timeout", 0, true);

@@ -67,6 +67,25 @@ describe("the TypeScript SDK's streams: files and commands", () => {
     expect(inSandbox.stdout.split(" ")[0]).toBe(source.digest());
   });
 
+  test("a 384 MiB file goes up and comes back without this process holding it", async () => {
+    // Sampled while the bytes flow: buffers of this process (client and in-process server alike).
+    let peak = 0;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().arrayBuffers);
+    }, 20);
+    try {
+      const source = randomSource(384 * mebibyte);
+      // Under /root, on disk: gVisor keeps an empty /tmp in memory, counted against the sandbox.
+      expect((await sandbox.files.write("/root/huge.bin", source.stream)).size).toBe(384 * mebibyte);
+      const back = await digestOf(await sandbox.files.read("/root/huge.bin", { format: "stream" }));
+      expect(back).toEqual({ sha256: source.digest(), size: 384 * mebibyte });
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(peak).toBeLessThan(128 * mebibyte);
+    await sandbox.files.remove("/root/huge.bin");
+  });
+
   test("write takes an async iterable and a Blob; read keeps text and bytes", async () => {
     async function* lines() {
       for (let line = 1; line <= 3; line++) yield new TextEncoder().encode(`line ${line}\n`);

@@ -7,7 +7,9 @@ shared between the two clients; the two transports below are the only places tha
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
+import socket
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
@@ -20,7 +22,7 @@ from collections.abc import (
 )
 from contextlib import aclosing, closing, contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 import httpx
 
@@ -170,10 +172,31 @@ def _check(response: httpx.Response, request: Request) -> None:
     )
 
 
+def _no_delay_transport() -> httpx.HTTPTransport:
+    """A transport whose sockets send at once (TCP_NODELAY). httpx's sync client leaves Nagle's
+    algorithm on, so a request's body waits for the ACK of its headers, which the server delays:
+    about 25 ms more per call than the async client (asyncio sets TCP_NODELAY itself)."""
+    no_delay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    if "socket_options" in inspect.signature(httpx.HTTPTransport).parameters:  # httpx 0.25 and later
+        return cast(Any, httpx.HTTPTransport)(socket_options=no_delay)  # type: ignore[no-any-return]
+    # Older httpx (Debian 12 has 0.23) has no public option: give its pool a backend that sets it.
+    from httpcore.backends.sync import SyncBackend
+
+    class NoDelayBackend(SyncBackend):
+        def connect_tcp(self, *args: Any, **kwargs: Any) -> Any:
+            stream = super().connect_tcp(*args, **kwargs)
+            stream.get_extra_info("socket").setsockopt(*no_delay[0])
+            return stream
+
+    transport = httpx.HTTPTransport()
+    transport._pool._network_backend = NoDelayBackend()
+    return transport
+
+
 class SyncTransport:
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
-        self._client = httpx.Client(**connection.client_options())
+        self._client = httpx.Client(**connection.client_options(), transport=_no_delay_transport())
 
     def close(self) -> None:
         self._client.close()

@@ -75,7 +75,7 @@ async function upload(localPath: string, sandbox: Sandbox, remotePath: string): 
   const target = into ? posix.join(remotePath, basename(localPath)) : remotePath;
   await sandbox.files.write(
     target,
-    withProgress(createReadStream(localPath), basename(localPath), stats.size),
+    withProgress(createReadStream(localPath, { highWaterMark: 2 ** 20 }), basename(localPath), stats.size),
     {
       ...transfer,
       // The permission digits as the API takes them (755 for rwxr-xr-x), as docker cp keeps them.
