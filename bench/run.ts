@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const benches = ["create", "exec", "api", "pool", "density", "lifecycle", "egress", "templates"];
+const benches = ["create", "exec", "api", "pool", "density", "lifecycle", "egress", "templates", "clients"];
 const tables: string[] = [];
 for (const name of benches) {
   console.log(`\n== bench/${name}`);

@@ -98,7 +98,8 @@ async function download(sandbox: Sandbox, remotePath: string, localPath: string)
     return;
   }
   const target = (await localStat(localPath))?.isDirectory() ? join(localPath, name) : localPath;
-  await pipeline(bytes, createWriteStream(target)).catch(async (error: NodeJS.ErrnoException) => {
+  // A deep write buffer lets the disk and the network work side by side instead of in turns.
+  await pipeline(bytes, createWriteStream(target, { highWaterMark: 8 * 2 ** 20 })).catch(async (error: NodeJS.ErrnoException) => {
     // No half-written file is left behind.
     await rm(target, { force: true });
     if (error.code === "ENOENT")
