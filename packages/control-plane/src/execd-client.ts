@@ -71,18 +71,8 @@ export class ExecdClient {
    * The source is paused while the socket is full. Answers with execd's response as fetch would.
    */
   send(path: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<Response> {
-    const url = new URL(path, this.base);
-    const options: ClientRequestArgs & { sandboxId: string } = {
-      host: url.hostname,
-      port: url.port,
-      path: `${url.pathname}${url.search}`,
-      method: "POST",
-      agent: keepAlive,
-      sandboxId: this.sandboxId,
-      headers: { [EXECD_TOKEN_HEADER]: this.token, ...headers },
-    };
     return new Promise((resolve, reject) => {
-      const request = httpRequest(options, (response) => {
+      const request = httpRequest(this.postOptions(path, headers), (response) => {
         const answer = new Headers();
         for (const [name, value] of Object.entries(response.headers))
           for (const item of [value ?? []].flat()) answer.append(name, item);
@@ -149,26 +139,35 @@ export class ExecdClient {
     }
   }
 
-  /**
-   * A JSON POST over a kept-alive connection; resolves with the response once its head arrives.
-   * A kept-alive connection found closed before anything came back (execd restarted, say) is
-   * tried once more on a new one: execd never read the request on it, so nothing runs twice.
-   */
-  private post(path: string, body: string, signal?: AbortSignal, retried = false): Promise<IncomingMessage> {
+  /** A POST to this sandbox's execd on its own pool of kept-alive connections. */
+  private postOptions(
+    path: string,
+    headers: Record<string, string>,
+  ): ClientRequestArgs & { sandboxId: string } {
     const url = new URL(path, this.base);
-    const options: ClientRequestArgs & { sandboxId: string } = {
+    return {
       host: url.hostname,
       port: url.port,
       path: `${url.pathname}${url.search}`,
       method: "POST",
       agent: keepAlive,
       sandboxId: this.sandboxId,
-      headers: {
-        [EXECD_TOKEN_HEADER]: this.token,
+      headers: { [EXECD_TOKEN_HEADER]: this.token, ...headers },
+    };
+  }
+
+  /**
+   * A JSON POST over a kept-alive connection; resolves with the response once its head arrives.
+   * A kept-alive connection found closed before anything came back (execd restarted, say) is
+   * tried once more on a new one: execd never read the request on it, so nothing runs twice.
+   */
+  private post(path: string, body: string, signal?: AbortSignal, retried = false): Promise<IncomingMessage> {
+    const options = {
+      ...this.postOptions(path, {
         [EXECD_OUTPUT_FRAMING_HEADER]: "chunks",
         "content-type": "application/json",
-        "content-length": Buffer.byteLength(body),
-      },
+        "content-length": String(Buffer.byteLength(body)),
+      }),
       ...(signal ? { signal } : {}),
     };
     return new Promise((resolve, reject) => {

@@ -99,13 +99,15 @@ async function download(sandbox: Sandbox, remotePath: string, localPath: string)
   }
   const target = (await localStat(localPath))?.isDirectory() ? join(localPath, name) : localPath;
   // A deep write buffer lets the disk and the network work side by side instead of in turns.
-  await pipeline(bytes, createWriteStream(target, { highWaterMark: 8 * 2 ** 20 })).catch(async (error: NodeJS.ErrnoException) => {
-    // No half-written file is left behind.
-    await rm(target, { force: true });
-    if (error.code === "ENOENT")
-      throw new CliError(`no such directory: ${dirname(target)}`, "file_not_found");
-    throw error;
-  });
+  await pipeline(bytes, createWriteStream(target, { highWaterMark: 8 * 2 ** 20 })).catch(
+    async (error: NodeJS.ErrnoException) => {
+      // No half-written file is left behind.
+      await rm(target, { force: true });
+      if (error.code === "ENOENT")
+        throw new CliError(`no such directory: ${dirname(target)}`, "file_not_found");
+      throw error;
+    },
+  );
 }
 
 /**
