@@ -75,7 +75,7 @@ describe("the TypeScript SDK's streams: files and commands", () => {
     }, 20);
     try {
       const source = randomSource(384 * mebibyte);
-      // Under /root, on disk: gVisor keeps an empty /tmp in memory, counted against the sandbox.
+      // Under /root, on disk: under gVisor /tmp is a tmpfs in the sandbox's memory.
       expect((await sandbox.files.write("/root/huge.bin", source.stream)).size).toBe(384 * mebibyte);
       const back = await digestOf(await sandbox.files.read("/root/huge.bin", { format: "stream" }));
       expect(back).toEqual({ sha256: source.digest(), size: 384 * mebibyte });
