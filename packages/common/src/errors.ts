@@ -122,6 +122,7 @@ export const ExecdErrors = {
   contextNotFound: defineError("context_not_found", 404, "No code context with that id."),
   sessionNotFound: defineError("session_not_found", 404, "No session with that id."),
   commandNotFound: defineError("command_not_found", 404, "No command or background run with that id."),
+  terminalNotFound: defineError("terminal_not_found", 404, "No terminal with that id (it has exited)."),
   sessionBusy: defineError("session_busy", 409, "The session is already running a command."),
   sessionDead: defineError("session_dead", 409, "The isolated session has no processes left; delete it."),
   notADirectory: defineError("not_a_directory", 400, "A component of the path is not a directory."),

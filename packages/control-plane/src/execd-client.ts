@@ -209,6 +209,7 @@ export const execdErrorsByCode: Record<string, ErrorDefinition> = {
   context_not_found: ExecdErrors.contextNotFound,
   session_not_found: ExecdErrors.sessionNotFound,
   command_not_found: ExecdErrors.commandNotFound,
+  terminal_not_found: ExecdErrors.terminalNotFound,
   context_busy: ExecdErrors.contextBusy,
   session_busy: ExecdErrors.sessionBusy,
   session_dead: ExecdErrors.sessionDead,
