@@ -116,14 +116,8 @@ int main(int argc, char **argv) {
       if (length <= 0 && !(length < 0 && errno == EINTR)) break;
       if (length > 0 && write_all(STDOUT_FILENO, buffer, length) < 0) break;
     }
-    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t length = read(STDIN_FILENO, buffer, sizeof buffer);
-      if (length > 0) {
-        write_all(master, buffer, length);
-      } else if (length == 0 || errno != EINTR) {
-        fds[1].fd = -1; /* input closed: the program keeps its terminal until it exits */
-      }
-    }
+    /* Resizes before input: a resize sent before some keystrokes must apply before a program
+     * those keystrokes start (`stty size`) asks for the size, even when both arrive together. */
     if (fds[2].revents & (POLLIN | POLLHUP | POLLERR)) {
       ssize_t length = read(3, control + control_used, sizeof control - control_used);
       if (length > 0) {
@@ -131,6 +125,14 @@ int main(int argc, char **argv) {
         apply_resizes(master, control, &control_used);
       } else if (length == 0 || errno != EINTR) {
         fds[2].fd = -1;
+      }
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+      ssize_t length = read(STDIN_FILENO, buffer, sizeof buffer);
+      if (length > 0) {
+        write_all(master, buffer, length);
+      } else if (length == 0 || errno != EINTR) {
+        fds[1].fd = -1; /* input closed: the program keeps its terminal until it exits */
       }
     }
   }
