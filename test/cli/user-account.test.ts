@@ -1,9 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { statSync } from "node:fs";
 import { dirname } from "node:path";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { CliUser, errorLine, paddockBin, password } from "./user-cli.js";
+import { CliUser, errorLine, paddockBin, password, TmuxPane } from "./user-cli.js";
 
 interface ApiKey {
   id: string;
@@ -157,35 +156,24 @@ describe("paddock signup, login, logout and keys", () => {
   test("login on a terminal asks for what is missing and never shows the password", async () => {
     const user = new CliUser(t.url);
     await user.signUp("margaret");
-    const session = `paddock-login-${process.pid}`;
-    const environment = Object.entries(user.environment())
-      .map(([name, value]) => `${name}=${value}`)
-      .join(" ");
-    const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-    tmux(
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "100",
-      "-y",
-      "20",
-      `env ${environment} ${process.execPath} ${paddockBin} login; echo EXIT=$?; sleep 60`,
+    const pane = new TmuxPane(
+      `${user.shellEnvironment()} ${process.execPath} ${paddockBin} login; echo EXIT=$?; sleep 60`,
+      {
+        cols: 100,
+        rows: 20,
+      },
     );
     try {
-      const screen = () => tmux("capture-pane", "-p", "-t", session);
-      await expect.poll(screen, { timeout: 10_000 }).toContain("Email:");
-      tmux("send-keys", "-t", session, "margaret@example.com", "Enter");
-      await expect.poll(screen, { timeout: 10_000 }).toContain("Password:");
-      tmux("send-keys", "-t", session, "-l", password);
-      tmux("send-keys", "-t", session, "Enter");
-      await expect.poll(screen, { timeout: 10_000 }).toContain("EXIT=0");
-      expect(screen()).toContain("Logged in as margaret@example.com");
-      expect(screen()).not.toContain(password);
-      expect(screen()).not.toContain("*".repeat(password.length));
+      await pane.waitFor("Email:", 10_000);
+      pane.type("margaret@example.com");
+      await pane.waitFor("Password:", 10_000);
+      pane.type(password);
+      await pane.waitFor("EXIT=0", 10_000);
+      expect(pane.screen()).toContain("Logged in as margaret@example.com");
+      expect(pane.screen()).not.toContain(password);
+      expect(pane.screen()).not.toContain("*".repeat(password.length));
     } finally {
-      tmux("kill-session", "-t", session);
+      pane.close();
     }
     expect(user.storedConfig().credential).toMatchObject({ kind: "session", email: "margaret@example.com" });
   });

@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { expect } from "vitest";
 
 /** The built `paddock` binary, as users run it (`npm run build` first). */
 export const paddockBin = join(import.meta.dirname, "../../packages/cli/bin/paddock.js");
@@ -64,6 +65,12 @@ export class CliUser {
     });
   }
 
+  /** The same environment as a shell command prefix, `env NAME=value …`, for a terminal's command line. */
+  shellEnvironment(env: Record<string, string> = {}): string {
+    const pairs = Object.entries(this.environment(env)).map(([name, value]) => `${name}=${value}`);
+    return `env ${pairs.join(" ")}`;
+  }
+
   /** Runs a command that must succeed and answers its stdout parsed as JSON. */
   async json<T = unknown>(args: string[]): Promise<T> {
     const result = await this.run([...args, "--json"]);
@@ -82,3 +89,43 @@ export const password = "correct horse battery";
 
 /** The one line a failed command prints: `paddock: <detail> (<code>)`. */
 export const errorLine = (code: string) => new RegExp(`^paddock: \\S.* \\(${code}\\)\\n$`);
+
+const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+let panes = 0;
+
+/** A real terminal: a tmux pane of `cols` × `rows` running a shell command line, read back as its screen. */
+export class TmuxPane {
+  readonly name = `paddock-cli-${process.pid}-${++panes}`;
+
+  constructor(commandLine: string, size: { cols: number; rows: number } = { cols: 100, rows: 30 }) {
+    tmux("new-session", "-d", "-s", this.name, "-x", String(size.cols), "-y", String(size.rows), commandLine);
+  }
+
+  /** What the pane shows, wrapped lines joined, with its scrollback. */
+  screen(): string {
+    return tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", this.name);
+  }
+
+  async waitFor(pattern: RegExp | string, timeout = 20_000): Promise<string> {
+    await expect.poll(() => this.screen(), { timeout, interval: 50 }).toMatch(pattern);
+    return this.screen();
+  }
+
+  /** Types `text` literally, then Enter. */
+  type(text: string): void {
+    tmux("send-keys", "-t", this.name, "-l", text);
+    tmux("send-keys", "-t", this.name, "Enter");
+  }
+
+  resize(cols: number, rows: number): void {
+    tmux("resize-window", "-t", this.name, "-x", String(cols), "-y", String(rows));
+  }
+
+  close(): void {
+    try {
+      tmux("kill-session", "-t", this.name);
+    } catch {
+      // Already gone.
+    }
+  }
+}

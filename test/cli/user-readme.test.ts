@@ -1,11 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { CliUser, paddockBin, password } from "./user-cli.js";
-
-const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
+import { CliUser, paddockBin, password, TmuxPane } from "./user-cli.js";
 
 /** The README's shell example for the command line, as written. */
 function readmeShellExample(): string {
@@ -19,18 +16,14 @@ function readmeShellExample(): string {
 describe("the README's command-line example, typed into a terminal", () => {
   let t: TestServer;
   let user: CliUser;
-  const session = `paddock-readme-${process.pid}`;
+  let pane: TmuxPane | undefined;
 
   beforeAll(async () => {
     t = await startTestServer();
     user = new CliUser(t.url);
   });
   afterAll(async () => {
-    try {
-      tmux("kill-session", "-t", session);
-    } catch {
-      // Already gone.
-    }
+    pane?.close();
     await t?.dispose();
   });
 
@@ -42,40 +35,24 @@ describe("the README's command-line example, typed into a terminal", () => {
     chmodSync(join(bin, "paddock"), 0o755);
     writeFileSync(join(user.home, "data.csv"), "a,b\n1,2\n");
     writeFileSync(join(user.home, "example.sh"), `set -e\n${readmeShellExample()}echo README-EXIT=$?\n`);
-    const environment = Object.entries(user.environment({ PATH: `${bin}:${process.env.PATH}` }))
-      .map(([name, value]) => `${name}=${value}`)
-      .join(" ");
-    tmux(
-      "new-session",
-      "-d",
-      "-s",
-      session,
-      "-x",
-      "160",
-      "-y",
-      "50",
-      `cd ${user.home} && env ${environment} bash example.sh; echo STATUS=$?; sleep 120`,
+    const terminal = new TmuxPane(
+      `cd ${user.home} && ${user.shellEnvironment({ PATH: `${bin}:${process.env.PATH}` })} bash example.sh; echo STATUS=$?; sleep 120`,
+      { cols: 160, rows: 50 },
     );
-    const screen = () => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", session);
-    const waitFor = (pattern: RegExp) =>
-      expect.poll(screen, { timeout: 30_000, interval: 50 }).toMatch(pattern);
-    const type = (text: string) => {
-      tmux("send-keys", "-t", session, "-l", text);
-      tmux("send-keys", "-t", session, "Enter");
-    };
+    pane = terminal;
 
-    await waitFor(/password/i);
-    type(password);
-    await waitFor(/Signed up and logged in as me@example\.com/);
-    await waitFor(/^42$/m);
-    await waitFor(/[#$] $/m); // the shell in the sandbox
-    type("ls /tmp/data.csv && echo in-the-sand''box");
-    await waitFor(/^in-the-sandbox$/m);
-    type("exit");
-    await waitFor(/^STATUS=\d+$/m);
-    expect(screen()).toMatch(/^README-EXIT=0$/m);
-    expect(screen()).toMatch(/^STATUS=0$/m);
-    expect(screen()).not.toContain(password);
+    await terminal.waitFor(/password/i, 30_000);
+    terminal.type(password);
+    await terminal.waitFor(/Signed up and logged in as me@example\.com/, 30_000);
+    await terminal.waitFor(/^42$/m, 30_000);
+    await terminal.waitFor(/[#$] $/m, 30_000); // the shell in the sandbox
+    terminal.type("ls /tmp/data.csv && echo in-the-sand''box");
+    await terminal.waitFor(/^in-the-sandbox$/m, 30_000);
+    terminal.type("exit");
+    await terminal.waitFor(/^STATUS=\d+$/m, 30_000);
+    expect(terminal.screen()).toMatch(/^README-EXIT=0$/m);
+    expect(terminal.screen()).toMatch(/^STATUS=0$/m);
+    expect(terminal.screen()).not.toContain(password);
     expect(await user.json(["sandbox", "list"])).toEqual([]);
   });
 });

@@ -1,44 +1,12 @@
-import { execFileSync } from "node:child_process";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { CliUser, errorLine, paddockBin } from "./user-cli.js";
+import { CliUser, errorLine, paddockBin, TmuxPane } from "./user-cli.js";
 
-const tmux = (...args: string[]) => execFileSync("tmux", args, { encoding: "utf8" });
-let panes = 0;
-
-/** A real terminal (a tmux pane, 100 × 30) running `paddock <args>`, then its exit status and `stty -a`. */
-class Terminal {
-  readonly name = `paddock-shell-${process.pid}-${++panes}`;
-
-  constructor(user: CliUser, args: string[]) {
-    const environment = Object.entries(user.environment())
-      .map(([name, value]) => `${name}=${value}`)
-      .join(" ");
-    const command = `env ${environment} ${process.execPath} ${paddockBin} ${args.join(" ")}; echo EXIT=$?; stty -a; sleep 120`;
-    tmux("new-session", "-d", "-s", this.name, "-x", "100", "-y", "30", command);
-  }
-
-  screen(): string {
-    return tmux("capture-pane", "-p", "-J", "-t", this.name);
-  }
-
-  async waitFor(pattern: RegExp): Promise<string> {
-    await expect.poll(() => this.screen(), { timeout: 20_000, interval: 50 }).toMatch(pattern);
-    return this.screen();
-  }
-
-  type(line: string): void {
-    tmux("send-keys", "-t", this.name, "-l", line);
-    tmux("send-keys", "-t", this.name, "Enter");
-  }
-
-  resize(cols: number, rows: number): void {
-    tmux("resize-window", "-t", this.name, "-x", String(cols), "-y", String(rows));
-  }
-
-  close(): void {
-    tmux("kill-session", "-t", this.name);
-  }
+/** A real terminal (100 × 30) running `paddock <args>`, then its exit status and `stty -a`. */
+function paddockIn(user: CliUser, args: string[]): TmuxPane {
+  return new TmuxPane(
+    `${user.shellEnvironment()} ${process.execPath} ${paddockBin} ${args.join(" ")}; echo EXIT=$?; stty -a; sleep 120`,
+  );
 }
 
 /** After paddock exits, `stty -a` shows the terminal back in cooked mode with echo on. */
@@ -51,9 +19,9 @@ describe("paddock shell", () => {
   let t: TestServer;
   let user: CliUser;
   let sandboxId: string;
-  const open: Terminal[] = [];
+  const open: TmuxPane[] = [];
   const terminal = (...args: string[]) => {
-    const opened = new Terminal(user, args);
+    const opened = paddockIn(user, args);
     open.push(opened);
     return opened;
   };
