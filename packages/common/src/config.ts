@@ -32,6 +32,12 @@ export const defaultConfig = {
   database: {
     /** Empty: SQLite file in data_dir. `sqlite:/path/file.db` or `postgres://…` otherwise. */
     url: "",
+    /**
+     * With PostgreSQL, several servers (replicas) may share the database. Work that must happen
+     * once (expiry, reconciliation, pool refills, usage checkpoints, plan enforcement) runs under
+     * leases held this many seconds unrenewed: when a replica dies, another takes over within it.
+     */
+    lease_seconds: 15,
   },
   runtime: {
     type: "docker" as "docker" | "kubernetes",
@@ -247,6 +253,7 @@ function validate(config: PaddockConfig): void {
   if (!Number.isInteger(config.server.port) || config.server.port < 0 || config.server.port > 65535) {
     throw new ConfigError(`server.port must be an integer between 0 and 65535`);
   }
+  if (!(config.database.lease_seconds >= 1)) throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
   for (const key of ["checkpoint_interval_seconds", "enforce_interval_seconds"] as const) {
     if (!(config.usage[key] > 0)) throw new ConfigError(`usage.${key} must be more than 0`);

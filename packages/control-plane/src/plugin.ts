@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { Db } from "@paddock/db";
+import { alwaysHeld, type Db, type Lease } from "@paddock/db";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
 import { AgentKeys } from "./agent-keys.js";
@@ -36,6 +36,8 @@ export interface ControlPlaneOptions {
   publicUrl: () => string;
   /** Free plan minutes and how often limits are enforced; defaults to 100 minutes, every 5 s. */
   usage?: UsagePolicy;
+  /** Held by the one replica that pauses sandboxes of accounts past their minutes; default: this process. */
+  enforcementLease?: Lease;
   /** The platform's Stripe account (`[billing]`); without it checkout and the webhook answer 503. */
   billing?: BillingSettings;
   /** Stripe's API address for the accounts' own keys (`[payments] stripe_api_base`). */
@@ -58,6 +60,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     options.sandboxes,
     options.usage ?? defaultUsagePolicy,
     app.log,
+    options.enforcementLease ?? alwaysHeld("plan-enforcement"),
   );
   usage.start();
   app.addHook("onClose", () => usage.stop());

@@ -1,5 +1,5 @@
 import { PaddockError } from "@paddock/common";
-import type { Db } from "@paddock/db";
+import type { Db, Lease } from "@paddock/db";
 import { periodOf, type SandboxOperations, type UsageLedger } from "@paddock/runtime";
 import type { FastifyBaseLogger } from "fastify";
 import { ControlPlaneErrors } from "./errors.js";
@@ -23,7 +23,8 @@ const minutes = (ms: number) => Math.round((ms / msPerMinute) * 10_000) / 10_000
 /**
  * Plans meet metered time here: an account's allowance for the period, the refusal of creates
  * and resumes once it is used up, and the sweep that pauses the running sandboxes of accounts
- * past it. The plan is read on every call, so a move to another plan applies at once.
+ * past it. The plan is read on every call, so a move to another plan applies at once. Among
+ * replicas, the holder of `lease` sweeps.
  */
 export class Usage {
   private timer: NodeJS.Timeout | undefined;
@@ -35,6 +36,7 @@ export class Usage {
     private readonly sandboxes: SandboxOperations,
     private readonly policy: UsagePolicy,
     private readonly logger: Logger,
+    private readonly lease: Lease,
   ) {}
 
   /** Included minutes per period; null means no limit. */
@@ -94,6 +96,7 @@ export class Usage {
 
   /** Pauses (never deletes) the running sandboxes of every account past its minutes. */
   async enforce(): Promise<void> {
+    if (!this.lease.held()) return;
     try {
       for (const accountId of await this.ledger.accountsRunning()) {
         if (!(await this.overLimit(accountId))) continue;

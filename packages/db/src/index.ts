@@ -1,4 +1,5 @@
 export * from "./connect.js";
+export * from "./leases.js";
 export { migrate } from "./migrations.js";
 export * from "./schema.js";
 export * from "./testing.js";

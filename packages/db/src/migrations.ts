@@ -256,6 +256,19 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0007_replicas": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable("leases")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("holder", "text", (c) => c.notNull())
+        .addColumn("expires_at", "bigint", (c) => c.notNull())
+        .execute();
+      // The replica that last moved a sandbox or snapshot: its unfinished moves are its own while it lives.
+      await db.schema.alterTable("sandboxes").addColumn("replica", "text").execute();
+      await db.schema.alterTable("snapshots").addColumn("replica", "text").execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

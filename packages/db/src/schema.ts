@@ -28,6 +28,8 @@ export interface SandboxesTable {
   expires_at: string | null;
   /** Template whose warm pool holds this sandbox; null once claimed (or never pooled). */
   pooled_for?: string | null;
+  /** The server replica that last moved this sandbox; an unfinished move is its work while it lives. */
+  replica?: string | null;
 }
 
 export interface SnapshotsTable {
@@ -42,6 +44,7 @@ export interface SnapshotsTable {
   image_ref: string | null;
   entrypoint: string;
   created_at: string;
+  replica?: string | null;
 }
 
 export interface SandboxEventsTable {
@@ -180,6 +183,14 @@ export interface PaymentAgentKeysTable {
   last_used_at: string | null;
 }
 
+/** A named lease on work that must run in one replica at a time; see leases.ts. */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  /** Milliseconds since the epoch, by the database's clock. */
+  expires_at: number | string;
+}
+
 export interface Database {
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
@@ -196,4 +207,5 @@ export interface Database {
   billing_events: BillingEventsTable;
   payment_credentials: PaymentCredentialsTable;
   payment_agent_keys: PaymentAgentKeysTable;
+  leases: LeasesTable;
 }

@@ -1,4 +1,5 @@
 import type { Logger, PaddockConfig } from "@paddock/common";
+import type { Lease } from "@paddock/db";
 import type { CreateSandboxInput, Sandbox } from "./model.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
@@ -10,17 +11,22 @@ export interface WarmPoolsDeps {
   templates: Map<string, Template>;
   config: PaddockConfig["pools"];
   logger: Logger;
+  /** Among replicas, the holder refills: one writer keeps a shared pool from overfilling. */
+  lease: Lease;
 }
 
 /**
  * Warm pools: per template, a few pre-created sandboxes that are already Running with execd
  * answering. A create for that template claims one (owner, metadata, env and expiry applied at
  * claim time) and the pool refills in the background, never more than `refill_concurrency`
- * creations at once so refills cannot starve callers' own creates.
+ * creations at once so refills cannot starve callers' own creates. Any replica claims; only the
+ * holder of the pools lease refills, counting creates in flight anywhere (Pending members).
  */
 export class WarmPools {
   private readonly inFlight = new Map<string, number>();
   private readonly work = new Set<Promise<unknown>>();
+  private readonly queued = new Set<string>();
+  private looking: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -92,20 +98,36 @@ export class WarmPools {
     return total;
   }
 
+  /**
+   * Looks at one template's deficit and starts creates to cover it. Looks run one at a time (a
+   * claim and the timer asking together would otherwise both see the same deficit), and a look
+   * already queued for a template covers later asks.
+   */
   private refill(templateId: string): void {
     const template = this.deps.templates.get(templateId);
-    if (this.stopped || !template) return;
-    const task = (async () => {
+    if (this.stopped || !template || !this.deps.lease.held() || this.queued.has(templateId)) return;
+    this.queued.add(templateId);
+    this.looking = this.looking.then(async () => {
+      this.queued.delete(templateId);
+      if (this.stopped || !this.deps.lease.held()) return;
       const ready = await this.deps.repository.countPooled(templateId);
-      const creating = this.inFlight.get(templateId) ?? 0;
+      // Creates of this replica not yet written, or of any replica (one that lost the lease
+      // while creating, or died: its members count until the reconciler removes them).
+      const creating = Math.max(
+        this.inFlight.get(templateId) ?? 0,
+        await this.deps.repository.countPooled(templateId, "Pending"),
+      );
       const deficit = this.sizeOf(templateId) - ready - creating;
       const room = Math.min(
         this.deps.config.refill_concurrency - this.totalInFlight(),
         this.deps.config.max_total - (await this.totalPooled()) - this.totalInFlight(),
       );
       for (let i = 0; i < Math.min(deficit, room); i++) this.createOne(template);
-    })().catch((error) => this.deps.logger.warn({ template: templateId, err: error }, "pool refill failed"));
-    this.track(task);
+    });
+    this.looking = this.looking.catch((error) =>
+      this.deps.logger.warn({ template: templateId, err: error }, "pool refill failed"),
+    );
+    this.track(this.looking);
   }
 
   private createOne(template: Template): void {

@@ -1,10 +1,12 @@
 import type { Logger } from "@paddock/common";
+import type { Lease } from "@paddock/db";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
 
 /**
  * Deletes sandboxes whose expiry has passed. Expiry lives in the database, so it survives
- * restarts: a sandbox that expired while the server was down goes on the first sweep.
+ * restarts: a sandbox that expired while the server was down goes on the first sweep. Among
+ * replicas, the holder of `lease` sweeps.
  */
 export class ExpiryReaper {
   private timer: NodeJS.Timeout | undefined;
@@ -13,6 +15,7 @@ export class ExpiryReaper {
   constructor(
     private readonly repository: SandboxRepository,
     private readonly service: SandboxService,
+    private readonly lease: Lease,
     private readonly logger: Logger,
     private readonly intervalMs = 1000,
   ) {}
@@ -32,6 +35,7 @@ export class ExpiryReaper {
   }
 
   async sweep(): Promise<void> {
+    if (!this.lease.held()) return;
     const expired = await this.repository.expiredBefore(new Date().toISOString());
     for (const sandbox of expired) {
       try {

@@ -1,4 +1,5 @@
 import { EXECD_PORT, EXECD_TOKEN_HEADER, type Logger } from "@paddock/common";
+import type { Lease } from "@paddock/db";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import type { Sandbox } from "./model.js";
 import { probe } from "./readiness.js";
@@ -15,15 +16,24 @@ export interface ReconcilerDeps {
   service: SandboxService;
   log: LifecycleLog;
   logger: Logger;
+  /** Replicas alive now: a move left unfinished by one of them is still in progress. */
+  liveReplicas: () => Promise<Set<string>>;
 }
 
+/** States a sandbox passes through while a replica works on it. */
+const moving: SandboxState[] = ["Pending", "Stopping", "Pausing", "Resuming"];
+
 /**
- * Brings the database and the engine back into agreement after a restart or crash:
+ * Brings the database and the engine back into agreement, at startup and then periodically (one
+ * replica at a time, under a lease). A move in progress on a live replica is left to it; what a
+ * dead replica (or a crashed server) left unfinished is settled here:
  * - a create that was in flight (Pending) is undone: its caller never got the id;
  * - an interrupted delete is finished; interrupted pause/resume settle on what the engine shows;
  * - a record whose container vanished or exited becomes Failed;
  * - a container the database does not know is adopted when it carries its record, else removed;
  * - a snapshot that was being captured is marked Failed.
+ * The engine is listed before the database is read, so a mismatch may only mean the record moved
+ * on since: it is confirmed against the engine's present state before anything changes.
  */
 export async function reconcile(
   deps: ReconcilerDeps,
@@ -32,12 +42,15 @@ export async function reconcile(
   const counts = { adopted: 0, removed: 0, failed: 0 };
   const workloads = new Map<string, WorkloadSummary>();
   for (const workload of await runtime.listWorkloads()) workloads.set(workload.sandboxId, workload);
+  const live = await deps.liveReplicas();
+  const movers = await sandboxes.movers();
 
   for (const sandbox of await sandboxes.findAll({ includePooled: true })) {
     const workload = workloads.get(sandbox.id);
     workloads.delete(sandbox.id);
     const state = sandbox.status.state;
-    const live = workload?.state === "running" || workload?.state === "paused";
+    const mover = movers.get(sandbox.id);
+    if (moving.includes(state) && mover && live.has(mover)) continue;
 
     if (state === "Pending") {
       // A create answers its caller only after it leaves Pending: no client knows this id, so
@@ -49,29 +62,38 @@ export async function reconcile(
     } else if (state === "Stopping") {
       await deps.service.delete(sandbox.id, undefined, "delete_resumed_after_restart");
       counts.removed++;
-    } else if (
-      (state === "Running" || state === "Paused" || state === "Pausing" || state === "Resuming") &&
-      !live
-    ) {
-      const reason = workload ? "container_exited" : "container_vanished";
-      await sandboxes.setState(sandbox.id, state, "Failed", {
-        reason,
-        message: workload
-          ? "the sandbox's container exited while the server was away"
-          : "the sandbox's container no longer exists",
-      });
-      await deps.log.record(sandbox.id, "Failed", reason);
-      counts.failed++;
-    } else if (state === "Pausing" || state === "Resuming" || state === "Running" || state === "Paused") {
-      const actual = workload?.state === "paused" ? "Paused" : "Running";
-      if (actual !== state) {
-        // Through the state machine: Paused and Running are two moves apart (via Resuming or
-        // Pausing), and the intermediate states reach either end in one.
-        const via = settlingPath(state, actual);
-        for (const [from, to] of via)
-          await sandboxes.setState(sandbox.id, from, to, { reason: "reconciled" });
-        await deps.log.record(sandbox.id, actual, `settled after restart (was ${state})`);
+    } else if (state === "Running" || state === "Paused" || state === "Pausing" || state === "Resuming") {
+      if (
+        (state === "Running" && workload?.state === "running") ||
+        (state === "Paused" && workload?.state === "paused")
+      )
+        continue;
+      // The listing may predate the record (a create or resume finished since): ask again.
+      const engine = (await runtime.inspectWorkload(sandbox.id)).state;
+      if (engine !== "running" && engine !== "paused") {
+        const reason = engine === "exited" ? "container_exited" : "container_vanished";
+        const failed = await sandboxes.setState(sandbox.id, state, "Failed", {
+          reason,
+          message:
+            engine === "exited"
+              ? "the sandbox's container exited while no server was watching it"
+              : "the sandbox's container no longer exists",
+        });
+        if (failed) {
+          await deps.log.record(sandbox.id, "Failed", reason);
+          counts.failed++;
+        }
+        continue;
       }
+      const actual = engine === "paused" ? "Paused" : "Running";
+      if (actual === state) continue;
+      // Through the state machine: Paused and Running are two moves apart (via Resuming or
+      // Pausing), and the intermediate states reach either end in one. Each move is a
+      // compare-and-set, so a record that moved on meanwhile is left as it is.
+      let settled = true;
+      for (const [from, to] of settlingPath(state, actual))
+        settled &&= await sandboxes.setState(sandbox.id, from, to, { reason: "reconciled" });
+      if (settled) await deps.log.record(sandbox.id, actual, `settled by the reconciler (was ${state})`);
     }
   }
 
@@ -105,7 +127,10 @@ export async function reconcile(
     }
   }
 
+  const snapshotMovers = await deps.snapshots.movers();
   for (const snapshot of await deps.snapshots.findAll({ states: ["Creating", "Deleting"] })) {
+    const mover = snapshotMovers.get(snapshot.id);
+    if (mover && live.has(mover)) continue;
     await deps.snapshots.setState(snapshot.id, [snapshot.status.state], "Failed", {
       reason: "interrupted",
       message: "the server stopped while this snapshot was being changed",
@@ -114,6 +139,49 @@ export async function reconcile(
   if (counts.adopted || counts.removed || counts.failed)
     logger.info(counts, "reconciled sandboxes with the engine");
   return counts;
+}
+
+/**
+ * Reconciles every `intervalMs` while this replica holds `lease`, and as soon as it takes the
+ * lease over (from a replica that died, whose unfinished work is now to be settled).
+ */
+export class Reconciler {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly deps: ReconcilerDeps,
+    private readonly lease: Lease,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.runSoon(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Starts a pass unless one is running or the lease is another replica's. */
+  runSoon(): void {
+    if (!this.lease.held()) return;
+    this.running ??= reconcile(this.deps)
+      .then(
+        () => undefined,
+        (error: unknown) => this.deps.logger.warn({ err: error }, "reconciliation failed"),
+      )
+      .finally(() => {
+        this.running = undefined;
+      });
+  }
+
+  /** Resolves when the pass in progress, if any, is done. */
+  async settled(): Promise<void> {
+    await this.running;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.running;
+  }
 }
 
 async function execdAnswers(deps: ReconcilerDeps, sandboxId: string): Promise<boolean> {

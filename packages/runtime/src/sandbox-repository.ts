@@ -5,15 +5,23 @@ import { assertTransition, type SandboxState } from "./state-machine.js";
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
 export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
 
-/** Persistence of sandboxes: rows in, `Sandbox` models out. */
+/**
+ * Persistence of sandboxes: rows in, `Sandbox` models out. Every insert and state change records
+ * `replica`, the server that wrote it, so the reconciler can tell a live replica's move in
+ * progress from a dead one's.
+ */
 export class SandboxRepository {
   constructor(
     private readonly db: Db,
     private readonly observe: StateObserver = async () => undefined,
+    private readonly replica: string | null = null,
   ) {}
 
   async insert(sandbox: Sandbox): Promise<void> {
-    await this.db.insertInto("sandboxes").values(toRow(sandbox)).execute();
+    await this.db
+      .insertInto("sandboxes")
+      .values({ ...toRow(sandbox), replica: this.replica })
+      .execute();
     await this.observe(sandbox.id, sandbox.status.state);
   }
 
@@ -34,6 +42,12 @@ export class SandboxRepository {
     }
     if (filter.states && filter.states.length > 0) query = query.where("state", "in", filter.states);
     return (await query.execute()).map(fromRow);
+  }
+
+  /** The replica that last moved each sandbox (null: written before replicas were recorded). */
+  async movers(): Promise<Map<string, string | null>> {
+    const rows = await this.db.selectFrom("sandboxes").select(["id", "replica"]).execute();
+    return new Map(rows.map((row) => [row.id, row.replica ?? null]));
   }
 
   async expiredBefore(now: string): Promise<Sandbox[]> {
@@ -70,6 +84,7 @@ export class SandboxRepository {
         message: details.message ?? null,
         last_transition_at: now,
         updated_at: now,
+        replica: this.replica,
         ...(details.containerId ? { container_id: details.containerId } : {}),
       })
       .where("id", "=", id)
@@ -96,13 +111,13 @@ export class SandboxRepository {
       .execute();
   }
 
-  /** Warm sandboxes of a template that are ready to be claimed. */
-  async countPooled(template: string): Promise<number> {
+  /** Warm sandboxes of a template that are ready to be claimed (or, `Pending`, being created). */
+  async countPooled(template: string, state: "Running" | "Pending" = "Running"): Promise<number> {
     const row = await this.db
       .selectFrom("sandboxes")
       .select((eb) => eb.fn.countAll<string | number>().as("count"))
       .where("pooled_for", "=", template)
-      .where("state", "=", "Running")
+      .where("state", "=", state)
       .executeTakeFirst();
     return Number(row?.count ?? 0);
   }

@@ -52,8 +52,12 @@ function invalid(message: string): never {
 
 /** The sandbox lifecycle over the runtime and the database. */
 export class SandboxService implements SandboxOperations {
-  /** Sandbox addresses, so the proxy does not ask the engine on every request. */
-  private readonly addresses = new Map<string, string>();
+  /**
+   * Sandbox addresses, so the proxy does not ask the engine on every request. An entry holds
+   * while the record's last transition is the one it was learnt under: another replica may have
+   * paused and resumed the sandbox since, and an engine may give a resumed workload a new address.
+   */
+  private readonly addresses = new Map<string, { host: string; since: string }>();
 
   private pools: WarmPools | undefined;
 
@@ -223,7 +227,6 @@ export class SandboxService implements SandboxOperations {
         execdToken: tokens.execd,
         egressToken: tokens.egress,
       });
-      this.addresses.set(sandbox.id, workload.address);
       if (services) await this.waitForServices(services, sandbox.id, workload.address);
       const moved = await this.deps.sandboxes.setState(sandbox.id, "Pending", "Running", {
         reason: "created",
@@ -241,7 +244,9 @@ export class SandboxService implements SandboxOperations {
         "Running",
         `container ${workload.containerId.slice(0, 12)} ready`,
       );
-      return await this.get(sandbox.id, undefined, { includePooled: true });
+      const running = await this.get(sandbox.id, undefined, { includePooled: true });
+      this.rememberAddress(sandbox.id, workload.address, running.status.lastTransitionAt);
+      return running;
     } catch (error) {
       this.deps.logger.warn({ sandboxId: sandbox.id, err: error }, "create failed");
       this.addresses.delete(sandbox.id);
@@ -423,13 +428,19 @@ export class SandboxService implements SandboxOperations {
         )
       );
     }
-    let host = this.addresses.get(id);
-    if (!host) {
-      host = (await this.deps.runtime.inspectWorkload(id)).address;
-      if (!host) throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} has no network address`);
-      this.addresses.set(id, host);
-    }
+    const since = sandbox.status.lastTransitionAt;
+    const cached = this.addresses.get(id);
+    if (cached?.since === since) return { host: cached.host, port };
+    const host = (await this.deps.runtime.inspectWorkload(id)).address;
+    if (!host) throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} has no network address`);
+    this.rememberAddress(id, host, since);
     return { host, port };
+  }
+
+  private rememberAddress(id: string, host: string, since: string): void {
+    // Sandboxes deleted through other replicas leave entries here: keep the map bounded.
+    if (this.addresses.size >= 10_000) this.addresses.delete(this.addresses.keys().next().value as string);
+    this.addresses.set(id, { host, since });
   }
 
   tokens(id: string): { execd: string; egress: string; access: string } {

@@ -2,12 +2,24 @@ import type { Db, SnapshotsTable } from "@paddock/db";
 import type { Snapshot, SnapshotFilter } from "./model.js";
 import type { SnapshotState } from "./state-machine.js";
 
-/** Persistence of snapshots. */
+/** Persistence of snapshots; like sandboxes, each write records the replica that made it. */
 export class SnapshotRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly replica: string | null = null,
+  ) {}
 
   async insert(snapshot: Snapshot): Promise<void> {
-    await this.db.insertInto("snapshots").values(toRow(snapshot)).execute();
+    await this.db
+      .insertInto("snapshots")
+      .values({ ...toRow(snapshot), replica: this.replica })
+      .execute();
+  }
+
+  /** The replica that last moved each snapshot (null: written before replicas were recorded). */
+  async movers(): Promise<Map<string, string | null>> {
+    const rows = await this.db.selectFrom("snapshots").select(["id", "replica"]).execute();
+    return new Map(rows.map((row) => [row.id, row.replica ?? null]));
   }
 
   async find(id: string): Promise<Snapshot | undefined> {
@@ -40,6 +52,7 @@ export class SnapshotRepository {
         reason: details.reason ?? null,
         message: details.message ?? null,
         last_transition_at: new Date().toISOString(),
+        replica: this.replica,
         ...(details.imageRef ? { image_ref: details.imageRef } : {}),
       })
       .where("id", "=", id)

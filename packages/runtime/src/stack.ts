@@ -1,12 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Logger, newSecret, type PaddockConfig } from "@paddock/common";
-import { type DatabaseHandle, openDatabase } from "@paddock/db";
+import { type DatabaseHandle, Leases, openDatabase } from "@paddock/db";
 import { DockerRuntime } from "./docker/docker-runtime.js";
 import { LifecycleLog } from "./lifecycle-log.js";
 import { WarmPools } from "./pool.js";
 import { ExpiryReaper } from "./reaper.js";
-import { reconcile } from "./reconciler.js";
+import { Reconciler } from "./reconciler.js";
 import { type Runtime, RuntimeStartError } from "./runtime.js";
 import { SandboxRepository } from "./sandbox-repository.js";
 import { SandboxService } from "./sandbox-service.js";
@@ -23,6 +23,8 @@ export interface RuntimeStack {
   pools: WarmPools;
   templates: Map<string, Template>;
   database: DatabaseHandle;
+  /** This replica's leases on once-only work; the control plane takes its own from here too. */
+  leases: Leases;
   /** Server secret from which per-sandbox tokens and signed URLs are derived. */
   secretKey: string;
   close(): Promise<void>;
@@ -35,8 +37,10 @@ export interface RuntimeStackOptions {
 }
 
 /**
- * Opens everything the runtime needs, in order: database, engine (validated), reconciliation,
- * then the expiry reaper. `close()` stops them in reverse and waits for background work.
+ * Opens everything the runtime needs, in order: engine (validated), database, leases,
+ * reconciliation, then pools, the expiry reaper and the usage meter. Replicas sharing one
+ * PostgreSQL each open a stack; once-only work runs where its lease is held. `close()` stops
+ * everything in reverse, waits for background work, and hands the leases over.
  */
 export async function openRuntimeStack(
   config: PaddockConfig,
@@ -57,14 +61,15 @@ export async function openRuntimeStack(
     pending.add(settled);
   };
   let closing = false;
+  const leases = new Leases(database, config.database.lease_seconds * 1000, logger);
   const meter = new UsageMeter(
     new UsageLedger(database.db),
     logger,
     config.usage.checkpoint_interval_seconds * 1000,
+    leases.lease("usage-checkpoints"),
   );
-  await meter.recover();
-  const sandboxRepository = new SandboxRepository(database.db, meter.stateChanged);
-  const snapshotRepository = new SnapshotRepository(database.db);
+  const sandboxRepository = new SandboxRepository(database.db, meter.stateChanged, leases.replica);
+  const snapshotRepository = new SnapshotRepository(database.db, leases.replica);
   const log = new LifecycleLog(database.db);
   const templates = loadTemplates(resolve(config.templates.dir));
   const sandboxes = new SandboxService({
@@ -90,24 +95,42 @@ export async function openRuntimeStack(
     // reconciler; the database may be gone before their write.
     if (!closing) track(sandboxes.markExited(sandboxId, exit));
   });
-  await reconcile({
-    runtime,
-    sandboxes: sandboxRepository,
-    snapshots: snapshotRepository,
-    service: sandboxes,
-    log,
-    logger,
-  });
+  const reconciler = new Reconciler(
+    {
+      runtime,
+      sandboxes: sandboxRepository,
+      snapshots: snapshotRepository,
+      service: sandboxes,
+      log,
+      logger,
+      liveReplicas: () => leases.liveReplicas(),
+    },
+    // Taken over from a replica that died: settle what it left at once.
+    leases.lease("reconciliation", () => reconciler.runSoon()),
+    config.database.lease_seconds * 1000,
+  );
   const pools = new WarmPools({
     service: sandboxes,
     repository: sandboxRepository,
     templates,
     config: config.pools,
     logger,
+    lease: leases.lease("pool-refills"),
   });
   sandboxes.usePools(pools);
+  const reaper = new ExpiryReaper(
+    sandboxRepository,
+    sandboxes,
+    leases.lease("expiry"),
+    logger,
+    options.reaperIntervalMs,
+  );
+  await leases.start();
+  await meter.recover((await leases.liveReplicas()).size > 1);
+  // Serve only once the engine and the database agree (when this replica reconciles at all).
+  await reconciler.settled();
+  reconciler.start();
   pools.start();
-  const reaper = new ExpiryReaper(sandboxRepository, sandboxes, logger, options.reaperIntervalMs);
   reaper.start();
   meter.start();
   return {
@@ -117,13 +140,16 @@ export async function openRuntimeStack(
     pools,
     templates,
     database,
+    leases,
     secretKey,
     async close() {
       closing = true;
       await pools.stop();
       await reaper.stop();
+      await reconciler.stop();
       await Promise.allSettled([...pending]);
       await meter.stop();
+      await leases.close();
       await runtime.close();
       if (!options.database) await database.close();
     },

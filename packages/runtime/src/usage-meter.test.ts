@@ -1,5 +1,5 @@
 import { createLogger } from "@paddock/common";
-import { createTestDatabase, type DatabaseHandle, testEngines } from "@paddock/db";
+import { alwaysHeld, createTestDatabase, type DatabaseHandle, testEngines } from "@paddock/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SandboxRepository } from "./sandbox-repository.js";
 import { sandboxRecord } from "./testing/records.js";
@@ -24,7 +24,10 @@ describe.each(testEngines)("usage meter on %s", (engine) => {
     database = await createTestDatabase(engine);
     handle = await database.open();
     ledger = new UsageLedger(handle.db);
-    sandboxes = new SandboxRepository(handle.db, new UsageMeter(ledger, logger, 1000).stateChanged);
+    sandboxes = new SandboxRepository(
+      handle.db,
+      new UsageMeter(ledger, logger, 1000, alwaysHeld("usage")).stateChanged,
+    );
   });
   afterAll(async () => {
     await handle?.close();
@@ -68,6 +71,7 @@ describe.each(testEngines)("usage meter on %s", (engine) => {
       { openIfRunning: () => Promise.reject(new Error("disk full")) } as unknown as UsageLedger,
       logger,
       1000,
+      alwaysHeld("usage"),
     );
     const repository = new SandboxRepository(handle.db, broken.stateChanged);
     const sandbox = { ...record("sbx-broken"), owner: "acct-2" };

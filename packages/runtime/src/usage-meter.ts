@@ -1,4 +1,5 @@
 import type { Logger } from "@paddock/common";
+import type { Lease } from "@paddock/db";
 import type { SandboxState } from "./state-machine.js";
 import type { UsageLedger } from "./usage-ledger.js";
 
@@ -6,7 +7,8 @@ import type { UsageLedger } from "./usage-ledger.js";
  * Meters the running time of account sandboxes from their state changes: entering Running opens
  * a meter, any other state closes it (so Paused, Pausing and Resuming cost nothing). A timer
  * writes open meters to the database every `checkpointIntervalMs`, which bounds what a crash can
- * lose, and re-syncs meters with sandbox states in case a meter write was lost.
+ * lose, and re-syncs meters with sandbox states in case a meter write was lost. Among replicas,
+ * the holder of `lease` checkpoints; every replica opens and closes meters for the moves it makes.
  */
 export class UsageMeter {
   private timer: NodeJS.Timeout | undefined;
@@ -16,6 +18,7 @@ export class UsageMeter {
     private readonly ledger: UsageLedger,
     private readonly logger: Logger,
     private readonly checkpointIntervalMs: number,
+    private readonly lease: Lease,
   ) {}
 
   /** Called by the sandbox repository after each state change it writes (deletion: Terminated). */
@@ -29,9 +32,12 @@ export class UsageMeter {
     }
   };
 
-  /** On startup, before reconciliation: meters restart from now (downtime is not counted). */
-  async recover(): Promise<void> {
-    await this.ledger.restartMeters();
+  /**
+   * On startup, before reconciliation. When no other replica was running, meters restart from now
+   * (downtime is not counted); when one was, it was watching, and the meters stand.
+   */
+  async recover(othersAlive: boolean): Promise<void> {
+    if (!othersAlive) await this.ledger.restartMeters();
     await this.ledger.sync();
   }
 
@@ -52,6 +58,7 @@ export class UsageMeter {
   }
 
   async checkpoint(): Promise<void> {
+    if (!this.lease.held()) return;
     try {
       await this.ledger.sync();
       await this.ledger.checkpoint();

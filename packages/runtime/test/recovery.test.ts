@@ -169,7 +169,7 @@ describe("the reconciler", () => {
 
     // The same server (instance and secret) comes back with an empty database.
     const fresh = await createTestDatabase("sqlite");
-    const config = { ...first.config, database: { url: fresh.url } };
+    const config = { ...first.config, database: { ...first.config.database, url: fresh.url } };
     const second = await openRuntimeStack(config, createLogger({ level: "error" }));
     try {
       const adopted = await second.sandboxes.get(kept.id);

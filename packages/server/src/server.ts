@@ -91,6 +91,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
           freeMinutes: config.plans.free_minutes,
           enforceIntervalMs: config.usage.enforce_interval_seconds * 1000,
         },
+        enforcementLease: stack.leases.lease("plan-enforcement"),
         billing: {
           stripeSecretKey: config.billing.stripe_secret_key,
           webhookSecret: config.billing.stripe_webhook_secret,
