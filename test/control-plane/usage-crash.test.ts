@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,51 +6,18 @@ import { newId, newSecret } from "@paddock/common";
 import { createTestDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type PaddockProcess, serve, stop } from "../support/paddock-process.js";
 
 // A `paddock serve` process killed with SIGKILL while a sandbox runs: the sandbox's metered time
 // survives up to the last checkpoint (0.5 s here), and the time the server was down is not counted.
 
-const root = join(import.meta.dirname, "../..");
-const cli = join(root, "packages/cli/dist/main.js");
 const checkpointSeconds = 0.5;
-
-/** Starts `paddock serve` and resolves with its URL once it listens. */
-async function serve(configFile: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [cli, "serve", "--config", configFile], {
-    cwd: root,
-    env: { PATH: process.env.PATH },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`paddock serve did not start:\n${output}`)), 60_000);
-    const read = (chunk: Buffer) => {
-      output += String(chunk);
-      const match = /Paddock is listening on (\S+)/.exec(output);
-      if (match?.[1]) {
-        clearTimeout(timer);
-        resolve(match[1]);
-      }
-    };
-    child.stdout?.on("data", read);
-    child.stderr?.on("data", read);
-    child.once("exit", (code) => reject(new Error(`paddock serve exited with ${code}:\n${output}`)));
-  });
-  return { child, url };
-}
-
-async function stop(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once("exit", resolve));
-  child.kill(signal);
-  await exited;
-}
 
 describe.each(["sqlite", "postgres"] as const)("metering across a crash on %s", (engine) => {
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let dir: string;
   let configFile: string;
-  let running: { child: ChildProcess; url: string } | undefined;
+  let running: PaddockProcess | undefined;
   let token = "";
 
   beforeAll(async () => {
@@ -70,6 +36,9 @@ describe.each(["sqlite", "postgres"] as const)("metering across a crash on %s", 
         'log_level = "error"',
         "[database]",
         `url = "${database.url}"`,
+        // The restarted server must see the killed one gone (its leases lapsed) to know nobody
+        // watched the sandbox meanwhile.
+        "lease_seconds = 1",
         "[usage]",
         `checkpoint_interval_seconds = ${checkpointSeconds}`,
         "",

@@ -12,8 +12,9 @@ interface Entry {
  * Credentials this process authenticated a moment ago, by the SHA-256 of the secret, so a burst
  * of calls costs one database lookup. Entries live `ttlMs` at most, never past the credential's
  * own expiry, and Identity forgets them the moment it revokes the credential (logout, key
- * deletion or rotation), so a revoked credential is never served from here. Only another
- * process's revocation can go unseen, for `ttlMs` at most.
+ * deletion or rotation), so a revoked credential is never served from here. Another replica's
+ * revocation arrives as a broadcast and is forgotten as soon as it does; should the broadcast be
+ * lost, the entry still lives `ttlMs` at most.
  */
 export class CredentialCache {
   private readonly entries = new Map<string, Entry>();
@@ -44,6 +45,10 @@ export class CredentialCache {
       expiresAt: expiresAt === null ? null : Date.parse(expiresAt),
       freshUntil: now + this.ttlMs,
     });
+  }
+
+  clear(): void {
+    this.entries.clear();
   }
 
   /** Forgets every entry for a credential: a session's token hash or an API key's id. */

@@ -1,5 +1,5 @@
 import { Errors, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
-import type { Db } from "@paddock/db";
+import type { Broadcasts, Channel, Db } from "@paddock/db";
 import { CredentialCache } from "./credential-cache.js";
 import { ControlPlaneErrors } from "./errors.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
@@ -46,7 +46,30 @@ export class Identity {
   private readonly recent = new CredentialCache();
   private revocations = 0;
 
-  constructor(private readonly db: Db) {}
+  /** Tells every replica (this one included) to forget a credential it may have cached. */
+  private readonly revoked: Channel | undefined;
+
+  constructor(
+    private readonly db: Db,
+    broadcasts?: Broadcasts,
+  ) {
+    this.revoked = broadcasts?.channel("paddock_credential_revoked", {
+      onMessage: (credential) => {
+        this.revocations++;
+        this.recent.forget(credential);
+      },
+      onGap: () => {
+        this.revocations++;
+        this.recent.clear();
+      },
+    });
+  }
+
+  /** Drops a revoked credential from this replica's cache, then from every other's. */
+  private async forget(credential: string): Promise<void> {
+    this.recent.forget(credential);
+    await this.revoked?.publish(credential);
+  }
 
   async signup(email: string, password: string): Promise<Account> {
     const normalized = normalizeEmail(email);
@@ -138,7 +161,7 @@ export class Identity {
       );
     this.revocations++;
     await this.db.deleteFrom("sessions").where("token_hash", "=", principal.credential).execute();
-    this.recent.forget(principal.credential);
+    await this.forget(principal.credential);
   }
 
   async account(id: string): Promise<Account> {
@@ -242,7 +265,7 @@ export class Identity {
       .where("id", "=", id)
       .where("account_id", "=", accountId)
       .executeTakeFirst();
-    this.recent.forget(id);
+    await this.forget(id);
     if (Number(result.numDeletedRows) === 0)
       throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
   }
@@ -257,7 +280,7 @@ export class Identity {
       .where("id", "=", id)
       .where("account_id", "=", accountId)
       .executeTakeFirst();
-    this.recent.forget(id);
+    await this.forget(id);
     if (Number(result.numUpdatedRows) === 0)
       throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
     const row = await this.db

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { alwaysHeld, type Db, type Lease } from "@paddock/db";
+import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
 import { AgentKeys } from "./agent-keys.js";
@@ -36,6 +36,8 @@ export interface ControlPlaneOptions {
   publicUrl: () => string;
   /** Free plan minutes and how often limits are enforced; defaults to 100 minutes, every 5 s. */
   usage?: UsagePolicy;
+  /** Messages between replicas (a revoked key); default: none, as for one process. */
+  broadcasts?: Broadcasts;
   /** Held by the one replica that pauses sandboxes of accounts past their minutes; default: this process. */
   enforcementLease?: Lease;
   /** The platform's Stripe account (`[billing]`); without it checkout and the webhook answer 503. */
@@ -52,7 +54,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   installErrorHandling(app, "detail", { notFound: false });
   installJsonBodies(app);
   app.removeContentTypeParser("text/plain");
-  const identity = new Identity(options.db);
+  const identity = new Identity(options.db, options.broadcasts);
   const secrets = new SecretStore(options.db, options.secretKey);
   const usage = new Usage(
     options.db,

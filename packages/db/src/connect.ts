@@ -13,6 +13,8 @@ export interface DatabaseHandle {
   engine: "sqlite" | "postgres";
   /** Where it lives, with any password removed (safe to log). */
   location: string;
+  /** The URL it was opened with, password included: for more connections, never for logs. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -25,7 +27,7 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     await migrate(db as Kysely<unknown>, "postgres");
-    return { db, engine: "postgres", location: redact(url), close: () => db.destroy() };
+    return { db, engine: "postgres", location: redact(url), url, close: () => db.destroy() };
   }
   const path = url.startsWith("sqlite:") ? url.slice("sqlite:".length) : url;
   if (path !== ":memory:") createPrivately(resolve(path));
@@ -35,7 +37,7 @@ export async function openDatabase(url: string): Promise<DatabaseHandle> {
   sqlite.pragma("busy_timeout = 5000");
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
   await migrate(db as Kysely<unknown>, "sqlite");
-  return { db, engine: "sqlite", location: path, close: () => db.destroy() };
+  return { db, engine: "sqlite", location: path, url, close: () => db.destroy() };
 }
 
 /**

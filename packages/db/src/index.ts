@@ -1,3 +1,4 @@
+export * from "./broadcasts.js";
 export * from "./connect.js";
 export * from "./leases.js";
 export { migrate } from "./migrations.js";

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { type Logger, newSecret, type PaddockConfig } from "@paddock/common";
-import { type DatabaseHandle, Leases, openDatabase } from "@paddock/db";
+import { Broadcasts, type DatabaseHandle, Leases, openDatabase } from "@paddock/db";
 import { DockerRuntime } from "./docker/docker-runtime.js";
 import { LifecycleLog } from "./lifecycle-log.js";
 import { WarmPools } from "./pool.js";
@@ -25,6 +25,8 @@ export interface RuntimeStack {
   database: DatabaseHandle;
   /** This replica's leases on once-only work; the control plane takes its own from here too. */
   leases: Leases;
+  /** Messages to every replica (a revoked credential). */
+  broadcasts: Broadcasts;
   /** Server secret from which per-sandbox tokens and signed URLs are derived. */
   secretKey: string;
   close(): Promise<void>;
@@ -62,6 +64,7 @@ export async function openRuntimeStack(
   };
   let closing = false;
   const leases = new Leases(database, config.database.lease_seconds * 1000, logger);
+  const broadcasts = new Broadcasts(database, logger);
   const meter = new UsageMeter(
     new UsageLedger(database.db),
     logger,
@@ -126,6 +129,7 @@ export async function openRuntimeStack(
     options.reaperIntervalMs,
   );
   await leases.start();
+  await broadcasts.start();
   await meter.recover((await leases.liveReplicas()).size > 1);
   // Serve only once the engine and the database agree (when this replica reconciles at all).
   await reconciler.settled();
@@ -141,6 +145,7 @@ export async function openRuntimeStack(
     templates,
     database,
     leases,
+    broadcasts,
     secretKey,
     async close() {
       closing = true;
@@ -150,6 +155,7 @@ export async function openRuntimeStack(
       await Promise.allSettled([...pending]);
       await meter.stop();
       await leases.close();
+      await broadcasts.close();
       await runtime.close();
       if (!options.database) await database.close();
     },

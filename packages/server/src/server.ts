@@ -92,6 +92,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
           enforceIntervalMs: config.usage.enforce_interval_seconds * 1000,
         },
         enforcementLease: stack.leases.lease("plan-enforcement"),
+        broadcasts: stack.broadcasts,
         billing: {
           stripeSecretKey: config.billing.stripe_secret_key,
           webhookSecret: config.billing.stripe_webhook_secret,

@@ -1,0 +1,43 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "../..");
+const cli = join(root, "packages/cli/dist/main.js");
+
+export interface PaddockProcess {
+  child: ChildProcess;
+  url: string;
+}
+
+/** Starts the built `paddock serve` with a config file and resolves with its URL once it listens. */
+export async function serve(configFile: string): Promise<PaddockProcess> {
+  const child = spawn(process.execPath, [cli, "serve", "--config", configFile], {
+    cwd: root,
+    env: { PATH: process.env.PATH },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`paddock serve did not start:\n${output}`)), 60_000);
+    const read = (chunk: Buffer) => {
+      output += String(chunk);
+      const match = /Paddock is listening on (\S+)/.exec(output);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on("data", read);
+    child.stderr?.on("data", read);
+    child.once("exit", (code) => reject(new Error(`paddock serve exited with ${code}:\n${output}`)));
+  });
+  return { child, url };
+}
+
+/** Signals the process (SIGTERM: a clean stop; SIGKILL: a crash) and waits until it is gone. */
+export async function stop(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill(signal);
+  await exited;
+}
