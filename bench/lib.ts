@@ -34,7 +34,7 @@ export interface Row {
   baselineName: string;
   baseline: Summary;
   /** What the figures are in: latencies (the default) or throughputs, where higher is better. */
-  unit?: "ms" | "MiB/s";
+  unit?: "ms" | "MiB/s" | "req/s" | "creates/s";
 }
 
 /** A Markdown table: each figure beside its raw baseline from the same run, and the ratio. */

@@ -3,7 +3,18 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 
-const benches = ["create", "exec", "api", "pool", "density", "lifecycle", "egress", "templates", "clients"];
+const benches = [
+  "create",
+  "exec",
+  "api",
+  "pool",
+  "density",
+  "lifecycle",
+  "egress",
+  "templates",
+  "clients",
+  "replicas",
+];
 const tables: string[] = [];
 for (const name of benches) {
   console.log(`\n== bench/${name}`);

@@ -72,8 +72,28 @@ export const defaultConfig = {
     allowed_host_paths: [] as string[],
   },
   kubernetes: {
+    /** Namespace of the sandbox pods, their Secrets, the NetworkPolicy and the snapshot Jobs. */
     namespace: "paddock",
+    /** Kubeconfig file; empty = $KUBECONFIG, else ~/.kube/config, else the pod's service account (in-cluster). */
     kubeconfig: "",
+    /** Labels (`key=value,...`) of the Paddock server's pods, the only pods allowed to connect to sandboxes; empty = none. */
+    server_pod_selector: "app.kubernetes.io/name=paddock",
+    /** Labels of the namespaces those server pods run in; empty = the sandbox namespace itself. */
+    server_namespace_selector: "",
+    /** Addresses (CIDRs) of Paddock servers outside the cluster allowed to connect to sandboxes, e.g. "203.0.113.7/32". */
+    server_cidrs: [] as string[],
+    /** The cluster's pod and service CIDRs (IPv4), kept out of sandbox egress besides the private ranges. */
+    cluster_cidrs: [] as string[],
+    /** Registry (`host[:port]/path`) that pause and snapshots push images to; empty = pause and snapshots off. */
+    snapshot_registry: "",
+    /** Image with `nerdctl` and `sh` that commits and pushes a sandbox's filesystem on its node (privileged Job). */
+    snapshot_image: "",
+    /** The containerd socket on the nodes, mounted into snapshot Jobs. */
+    containerd_socket: "/run/containerd/containerd.sock",
+    /** kubernetes.io/dockerconfigjson Secret in the namespace for pulling from and pushing to snapshot_registry; empty = none. */
+    image_pull_secret: "",
+    /** Seconds a snapshot Job (commit + push) may take before it is abandoned. */
+    snapshot_timeout_seconds: 600,
   },
   egress: {
     image: "paddock/egress:0.1.0",
@@ -253,7 +273,8 @@ function validate(config: PaddockConfig): void {
   if (!Number.isInteger(config.server.port) || config.server.port < 0 || config.server.port > 65535) {
     throw new ConfigError(`server.port must be an integer between 0 and 65535`);
   }
-  if (!(config.database.lease_seconds >= 1)) throw new ConfigError("database.lease_seconds must be 1 or more");
+  if (!(config.database.lease_seconds >= 1))
+    throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
   for (const key of ["checkpoint_interval_seconds", "enforce_interval_seconds"] as const) {
     if (!(config.usage[key] > 0)) throw new ConfigError(`usage.${key} must be more than 0`);
@@ -272,8 +293,35 @@ function validate(config: PaddockConfig): void {
   if (config.docker.default_disk && parseMemoryBytes(config.docker.default_disk) === undefined) {
     throw new ConfigError(`docker.default_disk = "${config.docker.default_disk}" is not a size like "10Gi"`);
   }
+  validateKubernetes(config.kubernetes);
   for (const prefix of config.docker.allowed_host_paths) {
     if (!prefix.startsWith("/"))
       throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
+  }
+}
+
+function validateKubernetes(kubernetes: PaddockConfig["kubernetes"]): void {
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(kubernetes.namespace)) {
+    throw new ConfigError(
+      `kubernetes.namespace = "${kubernetes.namespace}" is not a Kubernetes namespace name`,
+    );
+  }
+  for (const key of ["server_pod_selector", "server_namespace_selector"] as const) {
+    const pairs = kubernetes[key].split(",").filter((pair) => pair.trim());
+    if (pairs.some((pair) => !/^[^=\s]+=[^=\s]*$/.test(pair.trim()))) {
+      throw new ConfigError(`kubernetes.${key} = "${kubernetes[key]}" is not a list of key=value labels`);
+    }
+  }
+  const ipv4Cidr = /^(\d{1,3}\.){3}\d{1,3}\/\d{1,2}$/;
+  for (const key of ["server_cidrs", "cluster_cidrs"] as const) {
+    for (const cidr of kubernetes[key]) {
+      if (!ipv4Cidr.test(cidr)) throw new ConfigError(`kubernetes.${key}: ${cidr} is not an IPv4 CIDR`);
+    }
+  }
+  if (kubernetes.snapshot_registry && !kubernetes.snapshot_image) {
+    throw new ConfigError("kubernetes.snapshot_registry is set but kubernetes.snapshot_image is empty");
+  }
+  if (!(kubernetes.snapshot_timeout_seconds > 0)) {
+    throw new ConfigError("kubernetes.snapshot_timeout_seconds must be more than 0");
   }
 }

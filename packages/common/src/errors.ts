@@ -104,6 +104,11 @@ export const Errors = {
   registryAuthFailed: defineError("registry_auth_failed", 400, "The registry refused the credentials."),
   endpointUnavailable: defineError("endpoint_unavailable", 502, "The sandbox port did not answer."),
   runtimeUnavailable: defineError("runtime_unavailable", 503, "The container runtime did not answer."),
+  snapshotRegistryNotConfigured: defineError(
+    "snapshot_registry_not_configured",
+    503,
+    "Pause and snapshots on Kubernetes push the sandbox's filesystem to a registry; the operator sets [kubernetes] snapshot_registry and snapshot_image.",
+  ),
   notImplemented: defineError("not_implemented", 501, "Not implemented by this server."),
   internal: defineError("internal_error", 500, "An unexpected error occurred."),
 } as const;

@@ -155,14 +155,16 @@ export class Reconciler {
     private readonly intervalMs: number,
   ) {}
 
+  /** Runs a pass now (when the lease is held), then every interval. */
   start(): void {
     this.timer = setInterval(() => this.runSoon(), this.intervalMs);
     this.timer.unref();
+    this.runSoon();
   }
 
-  /** Starts a pass unless one is running or the lease is another replica's. */
+  /** Starts a pass unless one is running, the reconciler is not started, or the lease is another replica's. */
   runSoon(): void {
-    if (!this.lease.held()) return;
+    if (!this.timer || !this.lease.held()) return;
     this.running ??= reconcile(this.deps)
       .then(
         () => undefined,
@@ -180,6 +182,7 @@ export class Reconciler {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.timer = undefined;
     await this.running;
   }
 }

@@ -1,3 +1,4 @@
+import type { PaddockError } from "@paddock/common";
 import type { HostVolume, NetworkPolicy } from "./model.js";
 
 /**
@@ -19,6 +20,11 @@ export interface Runtime {
   createWorkload(spec: WorkloadSpec, signal?: AbortSignal): Promise<Workload>;
   /** Removes the workload and everything created with it. Idempotent. */
   removeWorkload(sandboxId: string): Promise<void>;
+  /**
+   * Why this engine, as configured, cannot pause or snapshot sandboxes at all; asked before
+   * either is accepted, so the caller hears it at once rather than from a failed background move.
+   */
+  unavailable(operation: "pause" | "snapshot"): PaddockError | undefined;
   pauseWorkload(sandboxId: string): Promise<void>;
   resumeWorkload(sandboxId: string): Promise<void>;
   inspectWorkload(sandboxId: string): Promise<WorkloadStatus>;

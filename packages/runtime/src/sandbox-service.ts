@@ -327,6 +327,9 @@ export class SandboxService implements SandboxOperations {
   }
 
   async pause(id: string, owner?: string | null): Promise<Sandbox> {
+    await this.get(id, owner); // someone else's sandbox is not found, whatever the engine can do
+    const refused = this.deps.runtime.unavailable("pause");
+    if (refused) throw refused;
     return this.transitionInBackground(id, owner, "pause", "Pausing", "Paused", () =>
       this.deps.runtime.pauseWorkload(id),
     );

@@ -28,6 +28,8 @@ export class SnapshotService implements SnapshotOperations {
         `cannot snapshot a sandbox that is ${sandbox.status.state}; it must be Running`,
       );
     }
+    const refused = this.deps.runtime.unavailable("snapshot");
+    if (refused) throw refused;
     const now = new Date().toISOString();
     const snapshot: Snapshot = {
       id: newId("snap"),

@@ -3,11 +3,12 @@ import { join, resolve } from "node:path";
 import { type Logger, newSecret, type PaddockConfig } from "@paddock/common";
 import { Broadcasts, type DatabaseHandle, Leases, openDatabase } from "@paddock/db";
 import { DockerRuntime } from "./docker/docker-runtime.js";
+import { KubernetesRuntime } from "./kubernetes/kubernetes-runtime.js";
 import { LifecycleLog } from "./lifecycle-log.js";
 import { WarmPools } from "./pool.js";
 import { ExpiryReaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
-import { type Runtime, RuntimeStartError } from "./runtime.js";
+import type { Runtime } from "./runtime.js";
 import { SandboxRepository } from "./sandbox-repository.js";
 import { SandboxService } from "./sandbox-service.js";
 import { SnapshotRepository } from "./snapshot-repository.js";
@@ -132,8 +133,8 @@ export async function openRuntimeStack(
   await broadcasts.start();
   await meter.recover((await leases.liveReplicas()).size > 1);
   // Serve only once the engine and the database agree (when this replica reconciles at all).
-  await reconciler.settled();
   reconciler.start();
+  await reconciler.settled();
   pools.start();
   reaper.start();
   meter.start();
@@ -163,12 +164,9 @@ export async function openRuntimeStack(
 }
 
 function createRuntime(config: PaddockConfig, logger: Logger): Runtime {
-  if (config.runtime.type === "kubernetes") {
-    throw new RuntimeStartError(
-      'runtime.type = "kubernetes" is not available in this build yet; use runtime.type = "docker" (see docs/decisions/0003-runtime-interface.md)',
-    );
-  }
-  return new DockerRuntime(config, logger);
+  return config.runtime.type === "kubernetes"
+    ? new KubernetesRuntime(config, logger)
+    : new DockerRuntime(config, logger);
 }
 
 export function databaseUrl(config: PaddockConfig): string {

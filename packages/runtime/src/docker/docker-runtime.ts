@@ -423,6 +423,11 @@ export class DockerRuntime implements Runtime {
     return text.length > maxBytes ? text.slice(text.length - maxBytes) : text;
   }
 
+  /** Docker pauses with the cgroup freezer and commits containers: both always available. */
+  unavailable(): PaddockError | undefined {
+    return undefined;
+  }
+
   async snapshotWorkload(sandboxId: string, snapshotId: string): Promise<string> {
     if (this.snapshotProblem) throw new Error(this.snapshotProblem);
     return commitSnapshotImage(this.docker, sandboxId, snapshotId, this.config.server.instance);
