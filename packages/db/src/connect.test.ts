@@ -1,6 +1,7 @@
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sql } from "kysely";
 import { afterAll, describe, expect, test } from "vitest";
 import { openDatabase } from "./connect.js";
 import { createTestDatabase, testEngines } from "./testing.js";
@@ -90,4 +91,24 @@ describe.each(testEngines)("database on %s", (engine) => {
     expect(events[0]?.id).toBeTypeOf("number");
     await second.close();
   });
+});
+
+test("connections PostgreSQL ends on its own are replaced, and end nothing else", async () => {
+  const database = await createTestDatabase("postgres");
+  const handle = await database.open();
+  const other = await database.open();
+  try {
+    await handle.db.selectFrom("sandbox_events").select("id").execute(); // an idle client in the pool
+    // As a restart or an administrator would: every connection of the server's handle ends.
+    const ended = await sql<{ count: number }>`
+      select count(pg_terminate_backend(pid))::int as count from pg_stat_activity
+      where datname = current_database() and pid != pg_backend_pid()`.execute(other.db);
+    expect(ended.rows[0]?.count).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await handle.db.selectFrom("sandbox_events").select("id").execute()).toEqual([]);
+  } finally {
+    await handle.close();
+    await other.close();
+    await database.drop();
+  }
 });

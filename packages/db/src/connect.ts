@@ -25,6 +25,11 @@ export interface DatabaseHandle {
 export async function openDatabase(url: string): Promise<DatabaseHandle> {
   if (/^postgres(ql)?:\/\//.test(url)) {
     const pool = new pg.Pool({ connectionString: url, max: 10 });
+    // PostgreSQL ends connections on its own (a restart, a failover, an administrator): the pool
+    // drops such a client and the next query opens another. Unheard, the error would end the
+    // process; a client the pool is closing has no listener left, so each keeps its own.
+    pool.on("error", () => undefined);
+    pool.on("connect", (client) => client.on("error", () => undefined));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     await migrate(db as Kysely<unknown>, "postgres");
     return { db, engine: "postgres", location: redact(url), url, close: () => db.destroy() };
