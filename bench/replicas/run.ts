@@ -1,21 +1,21 @@
 /**
  * Replicas: three `paddock serve` processes on one PostgreSQL and one Docker engine (gVisor),
  * with the load spread over one, two, then all three of them, in one run:
- * - requests per second of `GET /sandboxes/{id}` (32 concurrent, keep-alive), against the same
+ * - requests per second of `GET /sandboxes/{id}` (32 concurrent, keep-alive, 5 rounds of 3 s, with
+ *   the warm pool full so no refill competes), against the same
  *   lookup made raw: the Docker Engine API's `GET /containers/{id}/json` on the sandbox's container;
  * - creates per second from warm pools (a pool of 12, 4 concurrent), against `docker run -d` of the
  *   same image, 4 concurrent.
  * The load generator shares the machine's cores with the replicas it measures.
  *   npm run build && node --conditions=@paddock/source --import tsx bench/replicas/run.ts
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newId, newSecret } from "@paddock/common";
 import { createTestDatabase } from "@paddock/db";
-import { type PaddockProcess, serve, stop } from "../../test/support/paddock-process.js";
+import { type PaddockProcess, serve, stop, writeServerConfig } from "../../test/support/paddock-process.js";
 import { markdownTable, type Row, run, summarize, writeResults } from "../lib.js";
 
 const template = "ubuntu";
@@ -23,8 +23,8 @@ const image = `paddock/template-${template}:latest`;
 const poolSize = 12;
 const concurrency = 32;
 const createConcurrency = 4;
-const seconds = 5;
-const rounds = 3;
+const seconds = 3;
+const rounds = 5;
 
 /** Calls `work` from `workers` loops for `ms`; returns completed calls per second. */
 async function throughput(workers: number, ms: number, work: (worker: number) => Promise<unknown>) {
@@ -81,28 +81,13 @@ const inspect = (id: string) =>
 
 const database = await createTestDatabase("postgres");
 const dir = mkdtempSync(join(tmpdir(), "paddock-bench-replicas-"));
-const configFile = join(dir, "paddock.toml");
-const instance = newId("bench");
-writeFileSync(
-  configFile,
-  [
-    "[server]",
-    `data_dir = "${dir}"`,
-    "port = 0",
-    `api_key = "${newSecret("pdk_")}"`,
-    `secret_key = "${newSecret()}"`,
-    `instance = "${instance}"`,
-    'log_level = "error"',
-    "[database]",
-    `url = "${database.url}"`,
-    "[secure_runtime]",
-    'type = "gvisor"',
-    "[pools]",
-    `sizes = { ${template} = ${poolSize} }`,
-    `max_total = ${poolSize}`,
-    "",
-  ].join("\n"),
-);
+const { file: configFile, instance } = writeServerConfig(dir, database.url, [
+  "[secure_runtime]",
+  'type = "gvisor"',
+  "[pools]",
+  `sizes = { ${template} = ${poolSize} }`,
+  `max_total = ${poolSize}`,
+]);
 const replicas: PaddockProcess[] = [];
 for (let i = 0; i < 3; i++) replicas.push(await serve(configFile));
 const urls = replicas.map((replica) => new URL(replica.url));
@@ -143,6 +128,7 @@ const poolReady = async () => {
 // One sandbox to look up, and its container for the raw baseline.
 await poolReady();
 const target = await create(0);
+await poolReady(); // its refill done before the baseline runs
 const rawLookups: number[] = [];
 for (let i = 0; i < rounds; i++)
   rawLookups.push(await throughput(concurrency, seconds * 1000, () => inspect(target)));
@@ -170,6 +156,8 @@ for (let round = 0; round < rounds; round++) {
 
 const rows: Row[] = [];
 for (const count of [1, 2, 3]) {
+  // Lookups on a quiet machine: the pool's refills after the last round of creates are done.
+  await poolReady();
   const lookups: number[] = [];
   for (let i = 0; i < rounds; i++) {
     lookups.push(

@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newId, newSecret } from "@paddock/common";
 import { createTestDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop } from "../support/paddock-process.js";
+import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 
 // A `paddock serve` process killed with SIGKILL while a sandbox runs: the sandbox's metered time
 // survives up to the last checkpoint (0.5 s here), and the time the server was down is not counted.
@@ -23,27 +22,13 @@ describe.each(["sqlite", "postgres"] as const)("metering across a crash on %s", 
   beforeAll(async () => {
     database = await createTestDatabase(engine);
     dir = mkdtempSync(join(tmpdir(), "paddock-usage-crash-"));
-    configFile = join(dir, "paddock.toml");
-    writeFileSync(
-      configFile,
-      [
-        "[server]",
-        `data_dir = "${dir}"`,
-        "port = 0",
-        `api_key = "${newSecret("pdk_")}"`,
-        `secret_key = "${newSecret()}"`,
-        `instance = "${newId("test")}"`,
-        'log_level = "error"',
-        "[database]",
-        `url = "${database.url}"`,
-        // The restarted server must see the killed one gone (its leases lapsed) to know nobody
-        // watched the sandbox meanwhile.
-        "lease_seconds = 1",
-        "[usage]",
-        `checkpoint_interval_seconds = ${checkpointSeconds}`,
-        "",
-      ].join("\n"),
-    );
+    configFile = writeServerConfig(dir, database.url, [
+      // The restarted server must see the killed one gone (its leases lapsed) to know nobody
+      // watched the sandbox meanwhile.
+      "lease_seconds = 1",
+      "[usage]",
+      `checkpoint_interval_seconds = ${checkpointSeconds}`,
+    ]).file;
     running = await serve(configFile);
   });
   afterAll(async () => {

@@ -15,6 +15,17 @@ import { DockerKubelet } from "../support/docker-kubelet.js";
 // Secret references, mounts — must work as sent. No cluster runs here; see docs/kubernetes.md.
 
 const cli = join(import.meta.dirname, "../../packages/cli/dist/main.js");
+
+/** Polls `check` until it gives a value, for up to 60 s. */
+async function until<T>(check: () => T | undefined | Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("not within 60 s");
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 const gvisorClass = { metadata: { name: "gvisor" }, handler: "runsc" };
 
 describe("paddock serve on Kubernetes", () => {
@@ -34,6 +45,7 @@ describe("paddock serve on Kubernetes", () => {
         runtime: { type: "kubernetes", create_timeout_seconds: 60 },
         secure_runtime: { type: "gvisor" },
         kubernetes: { kubeconfig: api.writeKubeconfig(dir) },
+        pools: { sizes: { python: 1 } },
       },
     });
     await Paddock.signup("kube@example.com", "correct horse battery", { baseUrl: server.url });
@@ -50,8 +62,13 @@ describe("paddock serve on Kubernetes", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test("a sandbox is a gVisor pod that runs the user's commands and files, and goes with its pod", async () => {
+  test("a sandbox is a gVisor pod, warm from the pool, that runs commands, files and endpoints, and goes with its pod", async () => {
+    await until(async () =>
+      (await server.server.stack.pools.readyCount("python")) === 1 ? true : undefined,
+    );
+    const [warm] = api.list("pods");
     const sandbox = await Sandbox.create({ ...connection, template: "python", env: { GREETING: "hello" } });
+    expect(sandbox.id).toBe(warm?.metadata.name);
     const pod = api.get("pods", sandbox.id);
     expect(pod?.spec.runtimeClassName).toBe("gvisor");
     expect(pod?.status.phase).toBe("Running");
@@ -62,6 +79,14 @@ describe("paddock serve on Kubernetes", () => {
     expect(JSON.stringify(pod?.spec)).not.toContain(server.server.stack.sandboxes.tokens(sandbox.id).execd);
     await sandbox.files.write("/root/note.txt", "kept");
     expect(await sandbox.files.read("/root/note.txt")).toBe("kept");
+    // The endpoint proxy reaches the pod's address.
+    await sandbox.commands.run("python3 -m http.server 8000 --directory /root", { background: true });
+    const { url } = await sandbox.getEndpoint(8000);
+    const served = await until(async () => {
+      const response = await fetch(`${url}/note.txt`).catch(() => undefined);
+      return response?.ok ? response.text() : undefined;
+    });
+    expect(served).toBe("kept");
 
     await sandbox.kill();
     expect(api.get("pods", sandbox.id)).toBeUndefined();

@@ -1,13 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { newId, newSecret } from "@paddock/common";
 import { createTestDatabase, type DatabaseHandle } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
 import { AuthenticationError, NotFoundError, Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop } from "../support/paddock-process.js";
+import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 
 // Three `paddock serve` processes with one configuration, one PostgreSQL and one Docker engine,
 // driven through the TypeScript SDK as users drive them. One is killed with SIGKILL in the middle
@@ -28,7 +27,7 @@ async function eventually<T>(check: () => Promise<T | undefined | false>, within
 }
 
 describe("three replicas on one PostgreSQL", () => {
-  const instance = newId("test");
+  let instance = "";
   let database: Awaited<ReturnType<typeof createTestDatabase>>;
   let db: DatabaseHandle;
   let dir: string;
@@ -45,29 +44,16 @@ describe("three replicas on one PostgreSQL", () => {
     database = await createTestDatabase("postgres");
     db = await database.open();
     dir = mkdtempSync(join(tmpdir(), "paddock-replicas-"));
-    const configFile = join(dir, "paddock.toml");
-    writeFileSync(
-      configFile,
-      [
-        "[server]",
-        `data_dir = "${dir}"`,
-        "port = 0",
-        `api_key = "${newSecret("pdk_")}"`,
-        `secret_key = "${newSecret()}"`,
-        `instance = "${instance}"`,
-        'log_level = "error"',
-        "[database]",
-        `url = "${database.url}"`,
-        `lease_seconds = ${leaseSeconds}`,
-        "[pools]",
-        `sizes = { python = ${poolSize} }`,
-        "[usage]",
-        "checkpoint_interval_seconds = 0.5",
-        "",
-      ].join("\n"),
-    );
+    const config = writeServerConfig(dir, database.url, [
+      `lease_seconds = ${leaseSeconds}`,
+      "[pools]",
+      `sizes = { python = ${poolSize} }`,
+      "[usage]",
+      "checkpoint_interval_seconds = 0.5",
+    ]);
+    instance = config.instance;
     // One after another: the first takes every lease, so killing it later tests the handover.
-    for (let i = 0; i < 3; i++) replicas.push(await serve(configFile));
+    for (let i = 0; i < 3; i++) replicas.push(await serve(config.file));
     sampling = setInterval(() => {
       void db.db
         .selectFrom("sandboxes")

@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { newId, newSecret } from "@paddock/common";
 
 const root = join(import.meta.dirname, "../..");
 const cli = join(root, "packages/cli/dist/main.js");
@@ -7,6 +9,35 @@ const cli = join(root, "packages/cli/dist/main.js");
 export interface PaddockProcess {
   child: ChildProcess;
   url: string;
+}
+
+/**
+ * Writes `paddock.toml` into `dir` for servers under test: data in `dir`, a random port, fresh
+ * keys and instance, quiet logs, the database at `databaseUrl`, then `more` lines (keys of
+ * `[database]` first, then any further sections). Servers started from one file are replicas of
+ * one another. Returns the file and the instance name its sandboxes carry on the engine.
+ */
+export function writeServerConfig(
+  dir: string,
+  databaseUrl: string,
+  more: string[] = [],
+): { file: string; instance: string } {
+  const file = join(dir, "paddock.toml");
+  const instance = newId("test");
+  const lines = [
+    "[server]",
+    `data_dir = "${dir}"`,
+    "port = 0",
+    `api_key = "${newSecret("pdk_")}"`,
+    `secret_key = "${newSecret()}"`,
+    `instance = "${instance}"`,
+    'log_level = "error"',
+    "[database]",
+    `url = "${databaseUrl}"`,
+    ...more,
+  ];
+  writeFileSync(file, `${lines.join("\n")}\n`);
+  return { file, instance };
 }
 
 /** Starts the built `paddock serve` with a config file and resolves with its URL once it listens. */

@@ -42,6 +42,19 @@ export interface Runtime {
   watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void): void;
 }
 
+/** Capabilities a sandbox keeps after dropping all, on every engine: enough for package managers and servers. */
+export const sandboxCapabilities = [
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "FSETID",
+  "KILL",
+  "SETGID",
+  "SETUID",
+  "SETPCAP",
+  "NET_BIND_SERVICE",
+];
+
 export interface WorkloadExit {
   exitCode?: number;
   oomKilled: boolean;

@@ -23,6 +23,7 @@ import {
   type Runtime,
   RuntimeStartError,
   type SecureRuntime,
+  sandboxCapabilities,
   type Workload,
   type WorkloadExit,
   type WorkloadSpec,
@@ -40,19 +41,6 @@ import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./sna
 import { succeeds } from "./succeeds.js";
 import { egressUpstreamDns } from "./upstream-dns.js";
 import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
-
-/** Capabilities a sandbox keeps after dropping all: enough for package managers and servers. */
-const sandboxCapabilities = [
-  "CHOWN",
-  "DAC_OVERRIDE",
-  "FOWNER",
-  "FSETID",
-  "KILL",
-  "SETGID",
-  "SETUID",
-  "SETPCAP",
-  "NET_BIND_SERVICE",
-];
 
 export const managedLabel = "paddock.managed";
 export const roleLabel = "paddock.role";

@@ -7,6 +7,7 @@ import { Pod } from "kubernetes-models/v1/Pod";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { describe, expect, test } from "vitest";
 import type { WorkloadSpec } from "../runtime.js";
+import { sandboxCapabilities } from "../runtime.js";
 import { isLabelValue, isQualifiedName, splitLabels } from "./labels.js";
 import {
   accessReview,
@@ -14,7 +15,6 @@ import {
   pausedConfigMap,
   pullSecret,
   resumablePod,
-  sandboxCapabilities,
   sandboxNetworkPolicy,
   sandboxPod,
   snapshotJob,

@@ -25,7 +25,7 @@ import {
   execdEntrypoint,
   stashNodeVariables,
 } from "@paddock/common";
-import type { RegistryAuth, WorkloadSpec } from "../runtime.js";
+import { type RegistryAuth, sandboxCapabilities, type WorkloadSpec } from "../runtime.js";
 import { ownLabels, parseSelector, splitLabels } from "./labels.js";
 
 /** Container and volume names inside a sandbox pod. */
@@ -40,19 +40,6 @@ const execdVolumeSize = "512Mi";
 
 /** Keys of the per-sandbox Secret. */
 export const tokenKeys = { execd: "execd-token", egress: "egress-token" } as const;
-
-/** Capabilities a sandbox keeps after dropping all: the list the Docker runtime keeps. */
-export const sandboxCapabilities = [
-  "CHOWN",
-  "DAC_OVERRIDE",
-  "FOWNER",
-  "FSETID",
-  "KILL",
-  "SETGID",
-  "SETUID",
-  "SETPCAP",
-  "NET_BIND_SERVICE",
-];
 
 /** Destinations no sandbox may reach: private, carrier-grade NAT and link-local (metadata) ranges. */
 export const blockedEgressRanges = [
