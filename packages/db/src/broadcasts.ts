@@ -5,7 +5,10 @@ import pg from "pg";
 import type { DatabaseHandle } from "./connect.js";
 
 export interface Channel {
-  /** Tells every replica (this one included); resolves once the database has the message. */
+  /**
+   * Tells every replica (this one included); resolves once the database has the message. Never
+   * rejects: a message that cannot be sent is logged, and each use has its own bound without it.
+   */
   publish(payload: string): Promise<void>;
 }
 
@@ -51,7 +54,9 @@ export class Broadcasts {
           this.deliver(name, payload);
           return;
         }
-        await sql`select pg_notify(${name}, ${payload})`.execute(this.handle.db);
+        await sql`select pg_notify(${name}, ${payload})`
+          .execute(this.handle.db)
+          .catch((error: unknown) => this.logger.warn({ err: error, channel: name }, "broadcast failed"));
       },
     };
   }
