@@ -164,21 +164,28 @@ describe("three replicas on one PostgreSQL", () => {
     await eventually(async () => poolNow === poolSize, 60_000, "pool filled");
     const expiring = await Sandbox.create({ ...connection(1), template: "python", timeoutSeconds: 6 });
 
-    // Nine creates across the three replicas; replica 0, holder of every lease, dies mid-burst.
+    // Replica 0 started first and holds every lease.
+    const holders = await db.db.selectFrom("leases").select(["name", "holder"]).execute();
+    const dead = holders.find((lease) => lease.name === "expiry")?.holder;
+    for (const lease of holders.filter((each) => !each.name.startsWith("replica:")))
+      expect(lease.holder, lease.name).toBe(dead);
+
+    // Nine creates across the three replicas; replica 0 dies mid-burst.
     const burst = Array.from({ length: 9 }, (_, i) =>
       Sandbox.create({ ...connection(i % 3), template: "python", timeoutSeconds: 600 }),
     );
     const settled = Promise.allSettled(burst);
     await sleep(400);
     await stop(replicas[0]?.child, "SIGKILL");
-    const outcomes = await settled;
-    // The dead replica left creates unfinished (its callers never got their ids).
+    // It left creates unfinished: its callers' and its pool refills, never to be answered.
     const leftovers = await db.db
       .selectFrom("sandboxes")
       .select("id")
       .where("state", "=", "Pending")
+      .where("replica", "=", dead ?? "")
       .execute();
     expect(leftovers.length).toBeGreaterThan(0);
+    const outcomes = await settled;
     const received = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
     // The survivors' creates all succeed; only calls to the dead replica may fail.
     expect(received.length).toBeGreaterThanOrEqual(6);
@@ -204,6 +211,7 @@ describe("three replicas on one PostgreSQL", () => {
         const recordIds = records.map((record) => record.id).sort();
         return (
           records.every((record) => record.state === "Running") &&
+          leftovers.every((leftover) => !recordIds.includes(leftover.id)) &&
           JSON.stringify(containerIds) === JSON.stringify(recordIds)
         );
       },
