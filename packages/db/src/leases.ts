@@ -74,6 +74,9 @@ export class Leases {
       return;
     }
     await this.renew();
+    // Others take a move by an unregistered replica for a dead one's: serve nothing without it.
+    if (!this.states.get(`${replicaPrefix}${this.replica}`)?.held())
+      throw new Error("this server could not register itself as a replica in the database");
     this.timer = setInterval(() => {
       this.renewing ??= this.renew().finally(() => {
         this.renewing = undefined;

@@ -42,10 +42,14 @@ export async function reconcile(
   const counts = { adopted: 0, removed: 0, failed: 0 };
   const workloads = new Map<string, WorkloadSummary>();
   for (const workload of await runtime.listWorkloads()) workloads.set(workload.sandboxId, workload);
-  const live = await deps.liveReplicas();
+  // Records, then who moved them, then who lives, in that order: a record inserted in between is
+  // not among the records, one moved in between names its newer mover, and every mover that
+  // lives (a replica holds its lease before it moves anything) is among the living.
+  const records = await sandboxes.findAll({ includePooled: true });
   const movers = await sandboxes.movers();
+  const live = await deps.liveReplicas();
 
-  for (const sandbox of await sandboxes.findAll({ includePooled: true })) {
+  for (const sandbox of records) {
     const workload = workloads.get(sandbox.id);
     workloads.delete(sandbox.id);
     const state = sandbox.status.state;
@@ -127,10 +131,12 @@ export async function reconcile(
     }
   }
 
+  const movingSnapshots = await deps.snapshots.findAll({ states: ["Creating", "Deleting"] });
   const snapshotMovers = await deps.snapshots.movers();
-  for (const snapshot of await deps.snapshots.findAll({ states: ["Creating", "Deleting"] })) {
+  const stillLive = await deps.liveReplicas();
+  for (const snapshot of movingSnapshots) {
     const mover = snapshotMovers.get(snapshot.id);
-    if (mover && live.has(mover)) continue;
+    if (mover && stillLive.has(mover)) continue;
     await deps.snapshots.setState(snapshot.id, [snapshot.status.state], "Failed", {
       reason: "interrupted",
       message: "the server stopped while this snapshot was being changed",

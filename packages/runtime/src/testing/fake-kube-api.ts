@@ -210,16 +210,7 @@ export class FakeKubeApi {
   /** Ends every open watch with a 410 Gone event, as a server does when a watcher falls behind. */
   expireWatches(): void {
     this.expireHistory();
-    const gone = {
-      kind: "Status",
-      apiVersion: "v1",
-      status: "Failure",
-      code: 410,
-      reason: "Expired",
-      message: "too old resource version",
-    };
-    for (const watcher of this.watchers)
-      watcher.response.end(`${JSON.stringify({ type: "ERROR", object: gone })}\n`);
+    for (const watcher of this.watchers) watcher.response.end(goneEvent);
     this.watchers.clear();
   }
 
@@ -426,15 +417,7 @@ export class FakeKubeApi {
     response.writeHead(200, { "content-type": "application/json" });
     const from = url.searchParams.get("resourceVersion");
     if (from && Number(from) < this.oldestWatchable) {
-      const gone = {
-        kind: "Status",
-        apiVersion: "v1",
-        status: "Failure",
-        code: 410,
-        reason: "Expired",
-        message: "too old resource version",
-      };
-      response.end(`${JSON.stringify({ type: "ERROR", object: gone })}\n`);
+      response.end(goneEvent);
       return;
     }
     if (from) {
@@ -453,6 +436,19 @@ export class FakeKubeApi {
     response.on("close", () => this.watchers.delete(watcher));
   }
 }
+
+/** The watch event a server sends a watcher whose resourceVersion it no longer has. */
+const goneEvent = `${JSON.stringify({
+  type: "ERROR",
+  object: {
+    kind: "Status",
+    apiVersion: "v1",
+    status: "Failure",
+    code: 410,
+    reason: "Expired",
+    message: "too old resource version",
+  },
+})}\n`;
 
 function key(resource: string, namespace: string, name: string): string {
   return `${resource}/${namespace}/${name}`;
