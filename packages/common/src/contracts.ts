@@ -104,3 +104,13 @@ export function execdEntrypoint(userEntrypoint: readonly string[]): string[] {
     ...userEntrypoint,
   ];
 }
+
+/**
+ * The E2B surface: the ports E2B's SDKs name in `E2b-Sandbox-Port`, the execd paths the gateway
+ * maps them to, and the envd version reported to the SDK (it turns features on by version).
+ */
+export const E2B_ENVD_PORT = 49983;
+export const E2B_CODE_INTERPRETER_PORT = 49999;
+export const EXECD_ENVD_PREFIX = "/e2b/envd";
+export const EXECD_CODE_INTERPRETER_PREFIX = "/e2b/code-interpreter";
+export const E2B_ENVD_VERSION = "0.5.7";

@@ -31,15 +31,24 @@ function bearerOf(request: FastifyRequest): string | undefined {
  */
 export function authenticate(identity: Identity, surface: Scope | null) {
   return async (request: FastifyRequest) => {
-    const principal = await identity.authenticate(bearerOf(request));
-    if (principal.scope && principal.scope !== surface) {
-      throw new PaddockError(
-        ControlPlaneErrors.scopeForbidden,
-        `this key is limited to ${principal.scope}; use a key without a scope (or a session) here`,
-      );
-    }
-    request.principal = principal;
+    request.principal = await authorize(identity, bearerOf(request), surface);
   };
+}
+
+/** The principal of a credential, refused when its key is scoped to another surface. */
+export async function authorize(
+  identity: Identity,
+  credential: string | undefined,
+  surface: Scope | null,
+): Promise<Principal> {
+  const principal = await identity.authenticate(credential);
+  if (principal.scope && principal.scope !== surface) {
+    throw new PaddockError(
+      ControlPlaneErrors.scopeForbidden,
+      `this key is limited to ${principal.scope}; use a key without a scope (or a session) here`,
+    );
+  }
+  return principal;
 }
 
 export function principalOf(request: FastifyRequest): Principal {

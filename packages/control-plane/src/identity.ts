@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { Errors, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
 import type { Broadcasts, Channel, Db } from "@paddock/db";
 import { CredentialCache } from "./credential-cache.js";
@@ -36,6 +37,24 @@ export interface ApiKey {
 
 const sessionPrefix = "ps_";
 const keyPrefix = "pk_";
+/** E2B's SDKs expect keys shaped `e2b_` + 40 hex digits (160 random bits, as E2B's own). */
+const e2bKeyPrefix = "e2b_";
+
+/** The shapes a key's secret can take; every shape is the same kind of key. */
+export type KeyFormat = "paddock" | "e2b";
+
+function newKeySecret(format: KeyFormat): string {
+  return format === "e2b" ? e2bKeyPrefix + randomBytes(20).toString("hex") : newSecret(keyPrefix);
+}
+
+/** What a key list shows of a secret: its prefix and six characters. */
+function shownPrefix(secret: string): string {
+  return secret.slice(0, secret.indexOf("_") + 7);
+}
+
+function formatOf(prefix: string): KeyFormat {
+  return prefix.startsWith(e2bKeyPrefix) ? "e2b" : "paddock";
+}
 const sessionLifetimeMs = 7 * 24 * 3600 * 1000;
 
 /** Accounts, sessions and API keys. Secrets are stored only as SHA-256 hashes. */
@@ -227,17 +246,17 @@ export class Identity {
 
   async createKey(
     accountId: string,
-    options: { name?: string; scope?: Scope; expiresAt?: string },
+    options: { name?: string; scope?: Scope; expiresAt?: string; format?: KeyFormat },
   ): Promise<{ key: ApiKey; secret: string }> {
     if (options.expiresAt && Date.parse(options.expiresAt) <= Date.now()) {
       throw new PaddockError(Errors.invalidRequest, "expiresAt must be in the future");
     }
-    const secret = newSecret(keyPrefix);
+    const secret = newKeySecret(options.format ?? "paddock");
     const row = {
       id: newId("key"),
       account_id: accountId,
       name: options.name ?? null,
-      prefix: secret.slice(0, keyPrefix.length + 6),
+      prefix: shownPrefix(secret),
       secret_hash: sha256(secret),
       scope: options.scope ?? null,
       created_at: new Date().toISOString(),
@@ -270,13 +289,20 @@ export class Identity {
       throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
   }
 
-  /** A new secret for the key; the old one stops working at once. */
+  /** A new secret for the key, in the same format; the old one stops working at once. */
   async rotateKey(accountId: string, id: string): Promise<{ key: ApiKey; secret: string }> {
-    const secret = newSecret(keyPrefix);
+    const current = await this.db
+      .selectFrom("api_keys")
+      .select("prefix")
+      .where("id", "=", id)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    if (!current) throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
+    const secret = newKeySecret(formatOf(current.prefix));
     this.revocations++;
     const result = await this.db
       .updateTable("api_keys")
-      .set({ secret_hash: sha256(secret), prefix: secret.slice(0, keyPrefix.length + 6) })
+      .set({ secret_hash: sha256(secret), prefix: shownPrefix(secret) })
       .where("id", "=", id)
       .where("account_id", "=", accountId)
       .executeTakeFirst();

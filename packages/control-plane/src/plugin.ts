@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
+import { e2bApi } from "@paddock/e2b";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
 import { AgentKeys } from "./agent-keys.js";
+import { authorize } from "./auth-hook.js";
 import { Billing, type BillingSettings } from "./billing.js";
 import { BillingWebhook } from "./billing-webhook.js";
 import { Identity } from "./identity.js";
@@ -111,5 +113,15 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     sandboxes: options.sandboxes,
     secretKey: options.secretKey,
     publicUrl: options.publicUrl,
+  });
+  // E2B's REST API, for E2B's SDKs: the same accounts, keys (scoped to sandboxes or unscoped) and plans.
+  await app.register(e2bApi, {
+    prefix: "/e2b",
+    sandboxes: options.sandboxes,
+    templates: options.templates,
+    secretKey: options.secretKey,
+    publicUrl: options.publicUrl,
+    authenticate: (credential) => authorize(identity, credential, "sandboxes"),
+    assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
   });
 };

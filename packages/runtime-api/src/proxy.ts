@@ -15,7 +15,14 @@ export interface ProxyRoute {
   /** The sandbox, port and in-sandbox path a request URL names, or undefined when not ours. */
   match(url: string): { sandboxId: string; port: number; path: string } | undefined;
   /** Throws (401/404) unless the request may reach that sandbox; returns where to connect. */
-  resolve(req: IncomingMessage, sandboxId: string, port: number): Promise<{ host: string; port: number }>;
+  resolve(req: IncomingMessage, sandboxId: string, port: number): Promise<ProxyTarget>;
+}
+
+export interface ProxyTarget {
+  host: string;
+  port: number;
+  /** Headers the route sets on what is forwarded (after ours are stripped); null removes one. */
+  headers?: Record<string, string | null>;
 }
 
 /** Headers that are ours, not the sandbox's: never forwarded. */
@@ -26,17 +33,22 @@ const strippedHeaders = new Set([
   "cookie",
 ]);
 
-function forwardedHeaders(req: IncomingMessage, target: string): Record<string, string | string[]> {
+function forwardedHeaders(req: IncomingMessage, target: ProxyTarget): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined && !strippedHeaders.has(name)) headers[name] = value;
   }
-  headers.host = target;
+  const address = `${target.host}:${target.port}`;
+  headers.host = address;
   headers["x-forwarded-for"] = req.socket.remoteAddress ?? "";
   // The host and scheme the client asked for (kept when a proxy in front already set them), which
   // servers in the sandbox check a browser's Origin against and build their own URLs from.
-  headers["x-forwarded-host"] ??= req.headers.host ?? target;
+  headers["x-forwarded-host"] ??= req.headers.host ?? address;
   headers["x-forwarded-proto"] ??= "encrypted" in req.socket ? "https" : "http";
+  for (const [name, value] of Object.entries(target.headers ?? {})) {
+    if (value === null) delete headers[name];
+    else headers[name] = value;
+  }
   return headers;
 }
 
@@ -62,7 +74,7 @@ export async function forwardHttp(
       port: target.port,
       method: request.raw.method,
       path: matched.path,
-      headers: forwardedHeaders(request.raw, `${target.host}:${target.port}`),
+      headers: forwardedHeaders(request.raw, target),
     },
     (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -111,7 +123,7 @@ export function attachUpgradeProxy(
       try {
         const target = await route.resolve(req, matched.sandboxId, matched.port);
         const upstream = connect(target.port, target.host, () => {
-          const headers = forwardedHeaders(req, `${target.host}:${target.port}`);
+          const headers = forwardedHeaders(req, target);
           const lines = [`${req.method} ${matched.path} HTTP/1.1`];
           for (const [name, value] of Object.entries(headers)) {
             for (const item of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${item}`);

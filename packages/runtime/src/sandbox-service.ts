@@ -384,7 +384,12 @@ export class SandboxService implements SandboxOperations {
     return this.get(id);
   }
 
-  async renew(id: string, expiresAt: Date, owner?: string | null): Promise<{ expiresAt: string }> {
+  async renew(
+    id: string,
+    expiresAt: Date,
+    owner?: string | null,
+    options: { allowEarlier?: boolean } = {},
+  ): Promise<{ expiresAt: string }> {
     const sandbox = await this.get(id, owner);
     const state = sandbox.status.state;
     if (state === "Stopping" || state === "Terminated" || state === "Failed") {
@@ -393,7 +398,7 @@ export class SandboxService implements SandboxOperations {
     const now = Date.now();
     if (Number.isNaN(expiresAt.getTime())) invalid("expiresAt is not a valid RFC 3339 time");
     if (expiresAt.getTime() <= now) invalid("expiresAt must be in the future");
-    if (sandbox.expiresAt && expiresAt.getTime() <= Date.parse(sandbox.expiresAt)) {
+    if (!options.allowEarlier && sandbox.expiresAt && expiresAt.getTime() <= Date.parse(sandbox.expiresAt)) {
       invalid(`expiresAt must be later than the current expiry ${sandbox.expiresAt}`);
     }
     const max = this.deps.config.server.max_sandbox_timeout_seconds;

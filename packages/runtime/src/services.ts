@@ -17,8 +17,16 @@ export interface SandboxOperations {
   pause(id: string, owner?: string | null): Promise<Sandbox>;
   /** Moves to Resuming and returns; the sandbox becomes Running in the background. */
   resume(id: string, owner?: string | null): Promise<Sandbox>;
-  /** New absolute expiry; must be in the future and later than the current one. */
-  renew(id: string, expiresAt: Date, owner?: string | null): Promise<{ expiresAt: string }>;
+  /**
+   * New absolute expiry; must be in the future and, unless `allowEarlier` (E2B's setTimeout may
+   * shorten a lifetime), later than the current one.
+   */
+  renew(
+    id: string,
+    expiresAt: Date,
+    owner?: string | null,
+    options?: { allowEarlier?: boolean },
+  ): Promise<{ expiresAt: string }>;
   /** RFC 7396 merge patch of metadata: string values set, null deletes. */
   patchMetadata(id: string, patch: Record<string, string | null>, owner?: string | null): Promise<Sandbox>;
   /** Where this server reaches a port of the sandbox (its address on the sandbox network). */

@@ -1,5 +1,6 @@
 import { clientErrorAnswer, type ErrorShape, type Logger, type PaddockConfig } from "@paddock/common";
 import { controlPlane, publicEndpointRoute, registerOpenApi, routeUpgrade } from "@paddock/control-plane";
+import { installE2bGateway } from "@paddock/e2b";
 import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import {
   attachUpgradeProxy,
@@ -80,6 +81,14 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       }),
     ];
     if (options.controlPlane !== false) {
+      // Before any route is registered: E2B's in-sandbox traffic is told apart by its headers or
+      // host, whatever its path, and never reaches the routes.
+      installE2bGateway(app, {
+        sandboxes: stack.sandboxes,
+        secretKey: stack.secretKey,
+        publicUrl: () => url,
+        prefix: "/e2b",
+      });
       await registerOpenApi(app);
       await app.register(controlPlane, {
         db: stack.database.db,

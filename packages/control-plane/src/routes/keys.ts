@@ -19,11 +19,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asyn
       },
     },
     async (request, reply) => {
-      const { name, scope, expiresAt } = request.body;
+      const { name, scope, expiresAt, format } = request.body;
       const created = await identity.createKey(principalOf(request).accountId, {
         ...(name ? { name } : {}),
         ...(scope ? { scope } : {}),
         ...(expiresAt ? { expiresAt } : {}),
+        ...(format ? { format } : {}),
       });
       return reply.status(201).send(created);
     },

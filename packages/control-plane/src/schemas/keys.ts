@@ -7,6 +7,12 @@ export const CreateKeyRequest = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     scope: Type.Optional(Scope),
     expiresAt: Type.Optional(Type.String({ format: "date-time" })),
+    format: Type.Optional(
+      Type.Union([Type.Literal("paddock"), Type.Literal("e2b")], {
+        description:
+          "The secret's shape: `paddock` (`pk_…`, the default) or `e2b` (`e2b_` and 40 hex digits, as E2B's SDKs expect). Either is the same kind of key, on every surface.",
+      }),
+    ),
   },
   { additionalProperties: false },
 );

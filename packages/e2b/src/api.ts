@@ -1,0 +1,405 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import {
+  Errors,
+  EXECD_ENVD_PREFIX,
+  EXECD_PORT,
+  EXECD_TOKEN_HEADER,
+  isPaddockError,
+  PaddockError,
+} from "@paddock/common";
+import {
+  type NetworkPolicy,
+  type Sandbox,
+  type SandboxOperations,
+  type Template,
+  unknownTemplate,
+} from "@paddock/runtime";
+import { Type } from "@sinclair/typebox";
+import type { FastifyRequest } from "fastify";
+import {
+  createdSandbox,
+  detailedSandbox,
+  type E2bState,
+  e2bState,
+  listedSandbox,
+  paddockStates,
+  sandboxDomain,
+  templateAliases,
+  templateResources,
+  type WireContext,
+} from "./wire.js";
+
+export interface E2bApiOptions {
+  sandboxes: SandboxOperations;
+  templates: Map<string, Template>;
+  secretKey: string;
+  publicUrl: () => string;
+  /** The account an API key (or session token) belongs to; throws 401/403 otherwise. */
+  authenticate(token: string | undefined): Promise<{ accountId: string }>;
+  /** Throws 402 when the account may not start or resume a sandbox now. */
+  assertCanRun(accountId: string, action: "create" | "resume"): Promise<void>;
+}
+
+/** How long pause and connect wait for the sandbox to settle: E2B's calls return when it has. */
+const settleTimeoutMs = 120_000;
+
+const SandboxParams = Type.Object({ sandboxID: Type.String({ minLength: 1, maxLength: 128 }) });
+const Network = Type.Object({
+  allowOut: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 })),
+  denyOut: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 })),
+  allowPublicTraffic: Type.Optional(Type.Boolean()),
+});
+const NewSandbox = Type.Object({
+  templateID: Type.String({ minLength: 1, maxLength: 128 }),
+  timeout: Type.Optional(Type.Integer({ minimum: 0 })),
+  metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+  envVars: Type.Optional(Type.Record(Type.String(), Type.String())),
+  secure: Type.Optional(Type.Boolean()),
+  allow_internet_access: Type.Optional(Type.Boolean()),
+  network: Type.Optional(Network),
+  autoPause: Type.Optional(Type.Boolean()),
+  mcp: Type.Optional(Type.Unknown()),
+  volumeMounts: Type.Optional(Type.Array(Type.Unknown())),
+});
+const Timeout = Type.Object({ timeout: Type.Integer({ minimum: 0 }) });
+const OptionalTimeout = Type.Object({ timeout: Type.Optional(Type.Integer({ minimum: 0 })) });
+const ListQuery = Type.Object({
+  metadata: Type.Optional(Type.String({ maxLength: 8192 })),
+  state: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  startedAfter: Type.Optional(Type.String({ format: "date-time" })),
+  template: Type.Optional(Type.String({ maxLength: 128 })),
+  order: Type.Optional(Type.Union([Type.Literal("asc"), Type.Literal("desc")])),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+  nextToken: Type.Optional(Type.String({ maxLength: 64 })),
+});
+const MetricsQuery = Type.Object({
+  start: Type.Optional(Type.Integer({ minimum: 0 })),
+  end: Type.Optional(Type.Integer({ minimum: 0 })),
+});
+/** Kept out of Paddock's own OpenAPI document: this surface is E2B's, documented by E2B. */
+const hidden = { hide: true } as const;
+
+function invalid(message: string): never {
+  throw new PaddockError(Errors.invalidRequest, message);
+}
+
+/** The API key of an E2B client: `X-API-KEY`, or an `Authorization: Bearer` token. */
+function credentialOf(request: FastifyRequest): string | undefined {
+  const key = request.headers["x-api-key"];
+  if (typeof key === "string" && key) return key;
+  return /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? "")?.[1];
+}
+
+/** E2B's `metadata` filter: `k=v&k2=v2`, each key and value URL-encoded once more. */
+function metadataFilter(query: string | undefined): Record<string, string> | undefined {
+  if (!query) return undefined;
+  const filter: Record<string, string> = {};
+  try {
+    for (const [key, value] of new URLSearchParams(query))
+      filter[decodeURIComponent(key)] = decodeURIComponent(value);
+  } catch {
+    invalid("metadata must be URL-encoded key=value pairs");
+  }
+  return filter;
+}
+
+function statesOf(state: string | string[] | undefined): E2bState[] {
+  if (state === undefined) return ["running", "paused"];
+  const names = [state].flat().flatMap((value) => value.split(","));
+  for (const name of names) if (name !== "running" && name !== "paused") invalid(`unknown state ${name}`);
+  return names as E2bState[];
+}
+
+/** E2B's network settings as a Paddock egress policy: allowOut wins over denyOut, then the default. */
+function networkPolicyOf(body: {
+  allow_internet_access?: boolean;
+  network?: { allowOut?: string[]; denyOut?: string[] };
+}): NetworkPolicy | undefined {
+  const allowOut = body.network?.allowOut ?? [];
+  const denyOut = body.network?.denyOut ?? [];
+  if (body.allow_internet_access !== false && allowOut.length === 0 && denyOut.length === 0) return undefined;
+  const everything = (target: string) => target === "0.0.0.0/0";
+  return {
+    defaultAction: body.allow_internet_access === false || denyOut.some(everything) ? "deny" : "allow",
+    egress: [
+      ...allowOut.map((target) => ({ action: "allow" as const, target })),
+      ...denyOut
+        .filter((target) => !everything(target))
+        .map((target) => ({ action: "deny" as const, target })),
+    ],
+  };
+}
+
+/** The offset a `nextToken` carries (opaque to clients). */
+function offsetOf(token: string | undefined): number {
+  if (token === undefined) return 0;
+  const decoded = Buffer.from(token, "base64url").toString("utf8");
+  if (!/^\d{1,9}$/.test(decoded)) invalid("nextToken is not one this server issued");
+  return Number(decoded);
+}
+
+/**
+ * E2B's REST API (specs/e2b/openapi.yml), the calls its SDKs make for sandboxes, over Paddock's
+ * accounts, keys, quotas and runtime. Errors are E2B's `{code: <status>, message}`, which the SDKs
+ * turn into their error classes.
+ */
+export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, options) => {
+  const { sandboxes, templates } = options;
+  const context: WireContext = {
+    secretKey: options.secretKey,
+    get domain() {
+      return sandboxDomain(options.publicUrl());
+    },
+    resources: (id) => templateResources(id ? templates.get(id)?.resourceLimits : undefined),
+  };
+
+  app.setErrorHandler((error, request, reply) => {
+    const status = isPaddockError(error)
+      ? error.status
+      : (error as { validation?: unknown }).validation
+        ? 400
+        : ((error as { statusCode?: number }).statusCode ?? 500);
+    if (status >= 500) request.log.error({ err: error }, "E2B API request failed");
+    const message = status >= 500 && !isPaddockError(error) ? "internal error" : (error as Error).message;
+    return reply.status(status).send({ code: status, message });
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({ code: 404, message: `no route ${request.method} ${request.url}` }),
+  );
+  app.get("/health", { schema: hidden }, async () => ({ status: "ok" }));
+
+  const accountIds = new WeakMap<FastifyRequest, string>();
+  app.addHook("onRequest", async (request) => {
+    if (request.routeOptions.url === "/e2b/health") return;
+    accountIds.set(request, (await options.authenticate(credentialOf(request))).accountId);
+  });
+  const owner = (request: FastifyRequest) => accountIds.get(request) as string;
+
+  /** The caller's sandbox as E2B sees it: one that ended (or failed) is not found. */
+  const visible = async (request: FastifyRequest, id: string): Promise<Sandbox> => {
+    const sandbox = await sandboxes.get(id, owner(request));
+    if (!e2bState(sandbox)) throw new PaddockError(Errors.sandboxNotFound, `sandbox ${id} not found`);
+    return sandbox;
+  };
+
+  /** Polls until the sandbox reaches `state`, or fails with what it became. */
+  const settle = async (
+    request: FastifyRequest,
+    id: string,
+    state: "Running" | "Paused",
+  ): Promise<Sandbox> => {
+    const deadline = Date.now() + settleTimeoutMs;
+    for (;;) {
+      const sandbox = await sandboxes.get(id, owner(request));
+      if (sandbox.status.state === state) return sandbox;
+      if (!e2bState(sandbox))
+        throw new PaddockError(
+          Errors.sandboxNotFound,
+          `sandbox ${id} ended: ${sandbox.status.message ?? ""}`,
+        );
+      if (Date.now() > deadline)
+        throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} did not settle`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+
+  /** Sets the expiry to `timeout` seconds from now; `extendOnly` keeps a later one. */
+  const expireIn = async (
+    request: FastifyRequest,
+    sandbox: Sandbox,
+    timeout: number,
+    extendOnly: boolean,
+  ) => {
+    const expiresAt = new Date(Date.now() + timeout * 1000);
+    if (extendOnly && sandbox.expiresAt && Date.parse(sandbox.expiresAt) >= expiresAt.getTime()) return;
+    await sandboxes.renew(sandbox.id, expiresAt, owner(request), { allowEarlier: true });
+  };
+
+  const create = async (request: FastifyRequest, body: typeof NewSandbox.static) => {
+    if (body.mcp !== undefined) invalid("MCP gateways are not available on this server");
+    if (body.volumeMounts?.length) invalid("volume mounts are not available on this server");
+    if (body.autoPause) invalid("pausing on timeout is not available on this server; sandboxes are killed");
+    if (body.network?.allowPublicTraffic === true) {
+      invalid(
+        "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
+      );
+    }
+    const template = templateAliases[body.templateID] ?? body.templateID;
+    if (!templates.has(template)) throw unknownTemplate(body.templateID, templates);
+    await options.assertCanRun(owner(request), "create");
+    const networkPolicy = networkPolicyOf(body);
+    const sandbox = await sandboxes.create({
+      template,
+      owner: owner(request),
+      // E2B's default lifetime when a client sends none.
+      timeout: body.timeout ?? 15,
+      ...(body.envVars ? { env: body.envVars } : {}),
+      ...(body.metadata ? { metadata: body.metadata } : {}),
+      ...(networkPolicy ? { networkPolicy } : {}),
+    });
+    return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
+  };
+  const createSchema = { ...hidden, body: NewSandbox };
+  app.post("/sandboxes", { schema: createSchema }, async (request, reply) =>
+    reply.status(201).send(await create(request, request.body)),
+  );
+  app.post("/v2/sandboxes", { schema: createSchema }, async (request, reply) =>
+    reply.status(201).send(await create(request, request.body)),
+  );
+
+  /** Every sandbox of the caller in `states` whose metadata matches, oldest first. */
+  const listAll = async (request: FastifyRequest, states: E2bState[], metadata?: Record<string, string>) => {
+    const found: Sandbox[] = [];
+    for (let page = 1; ; page++) {
+      const result = await sandboxes.list({
+        owner: owner(request),
+        states: states.flatMap((state) => paddockStates[state]) as never,
+        ...(metadata ? { metadata } : {}),
+        page,
+        pageSize: 200,
+      });
+      found.push(...result.items);
+      if (!result.pagination.hasNextPage) break;
+    }
+    return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+  };
+
+  app.get("/sandboxes", { schema: { ...hidden, querystring: ListQuery } }, async (request) =>
+    (await listAll(request, ["running"], metadataFilter(request.query.metadata))).map((sandbox) =>
+      listedSandbox(sandbox, context),
+    ),
+  );
+
+  app.get("/v2/sandboxes", { schema: { ...hidden, querystring: ListQuery } }, async (request, reply) => {
+    const query = request.query;
+    const template = query.template ? (templateAliases[query.template] ?? query.template) : undefined;
+    const startedAfter = query.startedAfter ? Date.parse(query.startedAfter) : undefined;
+    let matching = (await listAll(request, statesOf(query.state), metadataFilter(query.metadata))).filter(
+      (sandbox) =>
+        (!template || sandbox.template === template) &&
+        (startedAfter === undefined || Date.parse(sandbox.createdAt) >= startedAfter),
+    );
+    if (query.order !== "asc") matching = matching.reverse();
+    const offset = offsetOf(query.nextToken);
+    const limit = query.limit ?? 100;
+    const page = matching.slice(offset, offset + limit);
+    if (offset + limit < matching.length) {
+      reply.header("x-next-token", Buffer.from(String(offset + limit)).toString("base64url"));
+    }
+    reply.header("x-total-running", String(matching.filter((s) => e2bState(s) === "running").length));
+    return page.map((sandbox) => listedSandbox(sandbox, context));
+  });
+
+  const one = { ...hidden, params: SandboxParams };
+  app.get("/sandboxes/:sandboxID", { schema: one }, async (request) =>
+    detailedSandbox(await visible(request, request.params.sandboxID), context),
+  );
+
+  app.delete("/sandboxes/:sandboxID", { schema: one }, async (request, reply) => {
+    await sandboxes.delete(request.params.sandboxID, owner(request));
+    return reply.status(204).send();
+  });
+
+  app.post("/sandboxes/:sandboxID/timeout", { schema: { ...one, body: Timeout } }, async (request, reply) => {
+    const sandbox = await visible(request, request.params.sandboxID);
+    await expireIn(request, sandbox, request.body.timeout, false);
+    return reply.status(204).send();
+  });
+
+  app.post(
+    "/sandboxes/:sandboxID/refreshes",
+    {
+      schema: {
+        ...one,
+        body: Type.Optional(Type.Object({ duration: Type.Optional(Type.Integer({ minimum: 0 })) })),
+      },
+    },
+    async (request, reply) => {
+      const sandbox = await visible(request, request.params.sandboxID);
+      await expireIn(request, sandbox, request.body?.duration ?? 60, true);
+      return reply.status(204).send();
+    },
+  );
+
+  app.post("/sandboxes/:sandboxID/pause", { schema: one }, async (request, reply) => {
+    const sandbox = await visible(request, request.params.sandboxID);
+    if (e2bState(sandbox) === "paused") {
+      return reply.status(409).send({ code: 409, message: `sandbox ${sandbox.id} is already paused` });
+    }
+    await sandboxes.pause(sandbox.id, owner(request));
+    await settle(request, sandbox.id, "Paused");
+    return reply.status(204).send();
+  });
+
+  /** Resumes a paused sandbox (waiting until it runs) and sets its lifetime; 201 when it resumed. */
+  const connect = async (
+    request: FastifyRequest,
+    id: string,
+    timeout: number | undefined,
+    resumeOnly: boolean,
+  ) => {
+    let sandbox = await visible(request, id);
+    let resumed = false;
+    if (e2bState(sandbox) === "paused") {
+      await options.assertCanRun(owner(request), "resume");
+      if (sandbox.status.state === "Pausing") await settle(request, id, "Paused");
+      await sandboxes.resume(id, owner(request));
+      sandbox = await settle(request, id, "Running");
+      resumed = true;
+    } else if (resumeOnly) {
+      throw new PaddockError(Errors.invalidStateTransition, `sandbox ${id} is already running`);
+    } else if (sandbox.status.state !== "Running") {
+      sandbox = await settle(request, id, "Running");
+    }
+    if (timeout !== undefined) await expireIn(request, sandbox, timeout, !resumed);
+    return { resumed, body: createdSandbox(sandbox, context) };
+  };
+  for (const path of ["/sandboxes/:sandboxID/connect", "/v2/sandboxes/:sandboxID/connect"]) {
+    app.post(path, { schema: { ...one, body: OptionalTimeout } }, async (request, reply) => {
+      const { resumed, body } = await connect(request, request.params.sandboxID, request.body.timeout, false);
+      return reply.status(resumed ? 201 : 200).send(body);
+    });
+  }
+  app.post(
+    "/sandboxes/:sandboxID/resume",
+    { schema: { ...one, body: OptionalTimeout } },
+    async (request, reply) => {
+      const { body } = await connect(request, request.params.sandboxID, request.body.timeout, true);
+      return reply.status(201).send(body);
+    },
+  );
+
+  app.get(
+    "/sandboxes/:sandboxID/metrics",
+    { schema: { ...one, querystring: MetricsQuery } },
+    async (request) => {
+      const sandbox = await visible(request, request.params.sandboxID);
+      // Paddock keeps no history of a sandbox's usage: the answer is one sample, taken now.
+      if (sandbox.status.state !== "Running") return [];
+      const target = await sandboxes.target(sandbox.id, EXECD_PORT, owner(request));
+      const answer = await fetch(`http://${target.host}:${target.port}${EXECD_ENVD_PREFIX}/metrics`, {
+        headers: { [EXECD_TOKEN_HEADER]: sandboxes.tokens(sandbox.id).execd },
+        signal: AbortSignal.timeout(10_000),
+      }).catch((error: Error) => {
+        throw new PaddockError(Errors.endpointUnavailable, `the sandbox did not answer: ${error.message}`);
+      });
+      if (!answer.ok)
+        throw new PaddockError(Errors.endpointUnavailable, `the sandbox answered ${answer.status}`);
+      const sample = (await answer.json()) as Record<string, number>;
+      const at = new Date((sample.ts ?? Date.now() / 1000) * 1000);
+      return [
+        {
+          timestamp: at.toISOString(),
+          timestampUnix: Math.floor(at.getTime() / 1000),
+          cpuCount: sample.cpu_count ?? 0,
+          cpuUsedPct: sample.cpu_used_pct ?? 0,
+          memUsed: sample.mem_used ?? 0,
+          memTotal: sample.mem_total ?? 0,
+          memCache: sample.mem_cache ?? 0,
+          diskUsed: sample.disk_used ?? 0,
+          diskTotal: sample.disk_total ?? 0,
+        },
+      ];
+    },
+  );
+};
