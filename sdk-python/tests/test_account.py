@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -160,3 +161,14 @@ async def test_usage_summary_and_per_sandbox_minutes(
     page = await result(client.usage.sandboxes(page_size=200))
     assert sandbox.id in [usage.sandbox_id for usage in page.items]
     assert page.period == summary.period.id
+
+
+async def test_e2b_shaped_keys(flavor: Flavor, client: Paddock | AsyncPaddock, user: User) -> None:
+    created = await result(client.keys.create(name=f"e2b-{flavor.value}", format="e2b"))
+    assert re.fullmatch(r"e2b_[0-9a-f]{40}", created.secret)
+    assert created.key.prefix == created.secret[:10]
+    # An ordinary key: it drives Paddock's own API, and rotation keeps its shape.
+    await result(flavor.sandbox.list(api_key=created.secret, base_url=user.base_url))
+    rotated = await result(client.keys.rotate(created.key.id))
+    assert re.fullmatch(r"e2b_[0-9a-f]{40}", rotated.secret)
+    await result(client.keys.delete(created.key.id))

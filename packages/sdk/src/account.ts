@@ -53,7 +53,13 @@ export class Paddock {
 
   readonly keys = {
     create: (
-      options: { name?: string; scope?: "sandboxes" | "memory" | "secrets"; expiresAt?: string } = {},
+      options: {
+        name?: string;
+        scope?: "sandboxes" | "memory" | "secrets";
+        expiresAt?: string;
+        /** `e2b`: a secret shaped `e2b_…` for E2B's SDKs; the same kind of key on every surface. */
+        format?: "paddock" | "e2b";
+      } = {},
     ) => this.transport.json<ApiKeyWithSecret>("POST", "/keys", options),
     list: async () => (await this.transport.json<{ items: ApiKey[] }>("GET", "/keys")).items,
     delete: async (id: string) => {

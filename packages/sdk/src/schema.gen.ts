@@ -523,6 +523,8 @@ export interface paths {
                         scope?: "sandboxes" | "memory" | "secrets";
                         /** Format: date-time */
                         expiresAt?: string;
+                        /** @description The secret's shape: `paddock` (`pk_…`, the default) or `e2b` (`e2b_` and 40 hex digits, as E2B's SDKs expect). Either is the same kind of key, on every surface. */
+                        format?: "paddock" | "e2b";
                     };
                 };
             };

@@ -6,7 +6,7 @@ from __future__ import annotations
 import builtins
 from datetime import datetime
 from types import TracebackType
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 from urllib.parse import quote
 
 from ._resource import Resource, TransportT, endpoint
@@ -30,13 +30,16 @@ class Keys(Resource[TransportT]):
         name: str | None = None,
         scope: KeyScope | None = None,
         expires_at: datetime | str | None = None,
+        format: Literal["paddock", "e2b"] | None = None,
     ) -> Call[ApiKeyWithSecret]:
         """A new key; its ``secret`` is shown this once. ``scope`` limits it to one surface
-        (``sandboxes``, ``memory`` or ``secrets``); without one it reaches everything."""
+        (``sandboxes``, ``memory`` or ``secrets``); without one it reaches everything.
+        ``format="e2b"`` shapes the secret ``e2b_…`` for E2B's SDKs; it is the same kind of key."""
         body = {
             **({"name": name} if name is not None else {}),
             **({"scope": scope} if scope is not None else {}),
             **({"expiresAt": timestamp(expires_at)} if expires_at is not None else {}),
+            **({"format": format} if format is not None else {}),
         }
         return Call(Request("POST", "/keys", json=body), model(ApiKeyWithSecret))
 

@@ -8,6 +8,7 @@ interface KeyOptions extends GlobalOptions {
   name?: string;
   scope?: "sandboxes" | "memory" | "secrets";
   expiresAt?: string;
+  format?: "paddock" | "e2b";
 }
 
 /** `paddock keys list|create|delete|rotate`. */
@@ -38,6 +39,12 @@ export function registerKeyCommands(program: Command): void {
       new Option("--scope <scope>", "limit it to one surface").choices(["sandboxes", "memory", "secrets"]),
     )
     .option("--expires-at <time>", "when it stops working (RFC 3339, e.g. 2030-01-01T00:00:00Z)")
+    .addOption(
+      new Option("--format <format>", "the secret's shape: e2b for E2B's SDKs (e2b_ and hex)").choices([
+        "paddock",
+        "e2b",
+      ]),
+    )
     .option("--json", "print the key and its secret as JSON")
     .action(async (_options, command: Command) => {
       const { options, paddock } = client(command);
@@ -45,6 +52,7 @@ export function registerKeyCommands(program: Command): void {
         ...(options.name ? { name: options.name } : {}),
         ...(options.scope ? { scope: options.scope } : {}),
         ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
+        ...(options.format ? { format: options.format } : {}),
       });
       printCreated(created, options.json);
     });
