@@ -14,6 +14,7 @@ const benches = [
   "templates",
   "clients",
   "replicas",
+  "e2b",
 ];
 const tables: string[] = [];
 for (const name of benches) {

@@ -26,8 +26,6 @@ interface Addressed {
   sandboxId: string;
   port: number;
   path: string;
-  /** By host name (`getHost(port)`): the traffic token opens it. By header: the envd token. */
-  byHost: boolean;
 }
 
 const sandboxHost = /^(\d{1,5})-([a-z0-9][a-z0-9-]{0,127})\.(.+)$/i;
@@ -53,24 +51,27 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
     if (sandboxId && (url === options.prefix || url.startsWith(`${options.prefix}/`))) {
       const port = Number(header(request, "e2b-sandbox-port") ?? E2B_ENVD_PORT);
       if (!Number.isInteger(port) || port < 1 || port > 65535) return "bad_port";
-      return { sandboxId, port, path: url.slice(options.prefix.length) || "/", byHost: false };
+      return { sandboxId, port, path: url.slice(options.prefix.length) || "/" };
     }
     const host = sandboxHost.exec(request.headers.host ?? "");
     if (host && host[3]?.toLowerCase() === sandboxDomain(options.publicUrl()).toLowerCase()) {
       const port = Number(host[1]);
       if (port < 1 || port > 65535) return "bad_port";
-      return { sandboxId: (host[2] as string).toLowerCase(), port, path: url, byHost: true };
+      return { sandboxId: (host[2] as string).toLowerCase(), port, path: url };
     }
     return undefined;
   };
 
-  /** The envd token opens every port; the traffic token opens ports reached by host name. */
+  /**
+   * The envd token opens every port; the traffic token every port but envd's, as on E2B (the code
+   * interpreter's calls other than `/execute` carry only the traffic token).
+   */
   const authorized = (request: FastifyRequest, to: Addressed): boolean => {
     const envd = header(request, "x-access-token");
     if (envd && safeEqual(envd, envdAccessToken(options.secretKey, to.sandboxId))) return true;
     const traffic = header(request, "e2b-traffic-access-token");
     return (
-      to.byHost &&
+      to.port !== E2B_ENVD_PORT &&
       traffic !== undefined &&
       safeEqual(traffic, trafficAccessToken(options.secretKey, to.sandboxId))
     );

@@ -1,7 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import type { Writable } from "node:stream";
 import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_MOUNT } from "@paddock/common/contracts";
@@ -26,9 +28,48 @@ import { openSse } from "./sse-response.js";
 
 type DriverMessage = { type: string; [field: string]: unknown };
 
+export interface CellError {
+  ename: string;
+  evalue: string;
+  traceback: string[];
+}
+
+/** What a cell reports as it runs, whichever interpreter runs it (a kernel or a built-in driver). */
+export type CellEvent =
+  | { type: "execution_count"; execution_count: number }
+  | { type: "stdout" | "stderr"; text: string }
+  /** `main`: the cell's own value (its last expression), not something it displayed. */
+  | { type: "result"; results: Record<string, unknown>; main: boolean }
+  | { type: "error"; error: CellError };
+
+/**
+ * Where a cell's events go. `start` is called once, right before the first event: whatever is
+ * thrown before it (a busy context, a kernel that cannot restart) is the request's error.
+ */
+export interface CellSink {
+  start(contextId: string): void;
+  event(event: CellEvent): void;
+}
+
+export interface CellOptions {
+  /** Environment variables for this cell only. */
+  env?: Record<string, string>;
+  /** Python a kernel runs silently before the cell: idempotent set-up the caller needs. */
+  kernelSetup?: string;
+  /** Aborting interrupts the cell (the context and its state live on). */
+  signal?: AbortSignal;
+}
+
+export interface ContextInfo {
+  id: string;
+  language: Language;
+  cwd: string;
+}
+
 interface Context {
   id: string;
-  language: string;
+  language: Language;
+  cwd: string;
   driver?: ChildProcess;
   control?: Writable;
   /** Replies from the driver go to whoever is running the current cell. */
@@ -43,7 +84,8 @@ interface Context {
 }
 
 const languages = ["python", "javascript", "typescript", "bash"] as const;
-const aliases: Record<string, (typeof languages)[number]> = {
+export type Language = (typeof languages)[number];
+const aliases: Record<string, Language> = {
   python: "python",
   python3: "python",
   javascript: "javascript",
@@ -82,12 +124,90 @@ function pythonCommand(): string {
 
 const INLINE_BACKEND = "module://matplotlib_inline.backend_inline";
 
-function kernelDied(reason: string) {
+function kernelDied(reason: string): CellEvent {
   return {
-    ename: "ContextDied",
-    evalue: `${reason}; its state is lost, and the next run starts a new kernel`,
-    traceback: [],
+    type: "error",
+    error: {
+      ename: "ContextDied",
+      evalue: `${reason}; its state is lost, and the next run starts a new kernel`,
+      traceback: [],
+    },
   };
+}
+
+/** A language by its name or an alias, or 400. */
+export function codeLanguage(name: string): Language {
+  const language = aliases[name.toLowerCase()];
+  if (!language)
+    throw badRequest(`language ${name} is not supported here; use one of ${languages.join(", ")}`);
+  return language;
+}
+
+/** Where contexts start unless told otherwise. */
+const homeDirectory = () => process.env.HOME ?? "/";
+
+/** A driver's reply as a cell event ("done" and anything unknown are not events). */
+function driverEvent(message: DriverMessage): CellEvent | undefined {
+  switch (message.type) {
+    case "execution_count":
+      return { type: "execution_count", execution_count: Number(message.execution_count) };
+    case "result":
+      return {
+        type: "result",
+        results: isRecord(message.results) ? message.results : {},
+        main: message.main !== false,
+      };
+    case "error":
+      return { type: "error", error: message.error as CellError };
+    default:
+      return undefined;
+  }
+}
+
+/** A /code run's SSE stream: `init` first, `execution_complete` last unless the cell failed. */
+function sseCell(res: ServerResponse): CellSink & { end(): void } {
+  let sse: ReturnType<typeof openSse> | undefined;
+  let failed = false;
+  const started = Date.now();
+  return {
+    start(contextId) {
+      sse = openSse(res);
+      sse.send({ type: "init", text: contextId });
+    },
+    event(event) {
+      if (event.type === "error") failed = true;
+      // /code's results are bare MIME bundles.
+      sse?.send(event.type === "result" ? { type: "result", results: event.results } : event);
+    },
+    end() {
+      if (!failed) sse?.send({ type: "execution_complete", execution_time: Date.now() - started });
+      sse?.end();
+    },
+  };
+}
+
+/** Refuses variables a process environment cannot hold, before any code runs. */
+export function checkEnv(env: Record<string, string>): void {
+  for (const [name, value] of Object.entries(env)) {
+    if (name === "" || name.includes("=") || name.includes("\0") || value.includes("\0"))
+      throw badRequest(`${JSON.stringify(name)} cannot be an environment variable`);
+  }
+}
+
+/**
+ * Python that sets `env` in a kernel, and Python that puts back what the kernel started with
+ * afterwards (execd's environment, where the kernel's own came from). Neither leaves a name in
+ * the user's namespace.
+ */
+function kernelEnvCode(env: Record<string, string>, base: Record<string, string>): [string, string] {
+  const names = Object.keys(env);
+  const restored = Object.fromEntries(names.filter((name) => name in base).map((name) => [name, base[name]]));
+  const removed = names.filter((name) => !(name in base));
+  // JSON objects and arrays of strings are Python literals too.
+  return [
+    `__import__("os").environ.update(${JSON.stringify(env)})`,
+    `(lambda e: (e.update(${JSON.stringify(restored)}), [e.pop(n, None) for n in ${JSON.stringify(removed)}]))(__import__("os").environ)`,
+  ];
 }
 
 /** Stateful code contexts: a long-lived interpreter per context, state kept between runs. */
@@ -105,19 +225,16 @@ export class CodeContexts {
 
   async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
-    const context = await this.start(this.language(optionalString(body, "language") ?? "python"));
+    const context = await this.createContext(optionalString(body, "language") ?? "python");
     sendJson(res, 200, { id: context.id, language: context.language });
   }
 
   list(url: URL, res: ServerResponse): void {
     const language = queryOne(url, "language");
-    const wanted = language ? this.language(language) : undefined;
     sendJson(
       res,
       200,
-      [...this.contexts.values()]
-        .filter((c) => !wanted || c.language === wanted)
-        .map((c) => ({ id: c.id, language: c.language })),
+      this.contextList(language).map((c) => ({ id: c.id, language: c.language })),
     );
   }
 
@@ -127,21 +244,21 @@ export class CodeContexts {
   }
 
   remove(id: string, res: ServerResponse): void {
-    this.stop(this.find(id));
+    this.removeContext(id);
     sendJson(res, 200, {});
   }
 
   removeLanguage(url: URL, res: ServerResponse): void {
-    const language = this.language(queryOne(url, "language", true) as string);
+    const language = codeLanguage(queryOne(url, "language", true) as string);
     for (const context of [...this.contexts.values()]) if (context.language === language) this.stop(context);
     sendJson(res, 200, {});
   }
 
   interrupt(url: URL, res: ServerResponse): void {
     const context = this.find(queryOne(url, "id", true) as string);
-    if (context.busy && context.kernel) context.kernel.interrupt();
-    else if (context.busy) context.driver?.kill("SIGINT");
-    sendJson(res, 200, { id: context.id, interrupted: context.busy });
+    const interrupted = context.busy;
+    if (interrupted) this.interruptCell(context);
+    sendJson(res, 200, { id: context.id, interrupted });
   }
 
   async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -151,12 +268,12 @@ export class CodeContexts {
     const requested = isRecord(body.context) ? body.context : {};
     const requestedId = typeof requested.id === "string" ? requested.id : "";
     const language = () =>
-      this.language(typeof requested.language === "string" ? requested.language : "python");
+      codeLanguage(typeof requested.language === "string" ? requested.language : "python");
     // Without a context id the run is stateless: its context (a whole kernel, for Python in an
     // image with ipykernel) is removed when the run ends.
     const stateless = !requestedId;
     const context = stateless
-      ? await this.start(language())
+      ? await this.start(language(), randomUUID(), homeDirectory())
       : requestedId === EXECD_DEFAULT_CODE_CONTEXT
         ? await this.defaultContext(language())
         : this.find(requestedId);
@@ -169,53 +286,107 @@ export class CodeContexts {
       await this.sessions.runCode(context.sessionId, code, res);
       return;
     }
-    if (context.kernel) return this.runOnKernel(context, code, res);
+    const sse = sseCell(res);
+    await this.runCell(context, code, sse, {});
+    sse.end();
+  }
+
+  /** Starts a context; `cwd` (default: the home directory) must be a directory. */
+  async createContext(language: string, cwd?: string): Promise<ContextInfo> {
+    const wanted = codeLanguage(language);
+    const directory = resolvePath(homeDirectory(), cwd ?? ".");
+    const stats = await stat(directory).catch(() => undefined);
+    if (!stats?.isDirectory()) throw badRequest(`cwd ${directory} is not a directory`);
+    return info(await this.start(wanted, randomUUID(), directory));
+  }
+
+  /** The contexts, of one language if it is named. */
+  contextList(language?: string): ContextInfo[] {
+    const wanted = language ? codeLanguage(language) : undefined;
+    return [...this.contexts.values()].filter((c) => !wanted || c.language === wanted).map(info);
+  }
+
+  /** A context by id, or else the language's default context (Python's by default). */
+  async contextFor(target: { id?: string; language?: string }): Promise<ContextInfo> {
+    if (target.id) return info(this.find(target.id));
+    return info(await this.defaultContext(codeLanguage(target.language ?? "python")));
+  }
+
+  removeContext(id: string): void {
+    this.stop(this.find(id));
+  }
+
+  /** The same context (id, language, directory) on a fresh interpreter: its state is gone. */
+  async restartContext(id: string): Promise<void> {
+    const context = this.find(id);
+    this.stop(context);
+    await this.start(context.language, context.id, context.cwd);
+  }
+
+  /** Runs a cell on a kernel or driver context; resolves when the cell is over. */
+  async execute(id: string, code: string, sink: CellSink, options: CellOptions = {}): Promise<void> {
+    const context = this.find(id);
+    if (context.sessionId)
+      throw new ExecdError(501, "not_implemented", "bash contexts run through /code only");
+    if (options.env) checkEnv(options.env);
+    await this.runCell(context, code, sink, options);
+  }
+
+  private runCell(context: Context, code: string, sink: CellSink, options: CellOptions): Promise<void> {
     if (context.busy)
       throw new ExecdError(409, "context_busy", `context ${context.id} is already running code`);
+    return context.kernel
+      ? this.runOnKernel(context, code, sink, options)
+      : this.runOnDriver(context, code, sink, options);
+  }
+
+  private runOnDriver(context: Context, code: string, sink: CellSink, options: CellOptions): Promise<void> {
     context.busy = true;
     const marker = `__paddock_cell_${randomUUID().replace(/-/g, "")}__`;
-    const sse = openSse(res);
-    const started = Date.now();
-    sse.send({ type: "init", text: context.id });
-    let ended = 0;
-    let failed = false;
-    let done = false;
-    const finish = (reason?: string) => {
-      if (done) return;
-      done = true;
-      context.busy = false;
-      context.driver?.stdout?.off("data", onStdout);
-      context.driver?.stderr?.off("data", onStderr);
-      context.driver?.off("exit", onExit);
-      context.onMessage = undefined;
-      if (reason) sse.send({ type: "error", error: { ename: "ContextDied", evalue: reason, traceback: [] } });
-      else if (!failed) sse.send({ type: "execution_complete", execution_time: Date.now() - started });
-      sse.end();
-    };
-    const out = new MarkerSplitter(marker, (text) => sse.send({ type: "stdout", text }));
-    const err = new MarkerSplitter(marker, (text) => sse.send({ type: "stderr", text }));
-    const settle = () => {
-      if (++ended === 3) finish();
-    };
-    const onStdout = (chunk: Buffer) => {
-      if (out.push(chunk.toString("utf8")) !== undefined) settle();
-    };
-    const onStderr = (chunk: Buffer) => {
-      if (err.push(chunk.toString("utf8")) !== undefined) settle();
-    };
-    const onExit = () => {
-      this.contexts.delete(context.id);
-      finish("the interpreter exited; create a new context");
-    };
-    context.onMessage = (message) => {
-      if (message.type === "done") return settle();
-      if (message.type === "error") failed = true;
-      sse.send(message as { type: string });
-    };
-    context.driver?.stdout?.on("data", onStdout);
-    context.driver?.stderr?.on("data", onStderr);
-    context.driver?.once("exit", onExit);
-    context.control?.write(`${JSON.stringify({ code, marker })}\n`);
+    sink.start(context.id);
+    return new Promise((resolve) => {
+      let ended = 0;
+      let done = false;
+      const finish = (reason?: string) => {
+        if (done) return;
+        done = true;
+        context.busy = false;
+        context.driver?.stdout?.off("data", onStdout);
+        context.driver?.stderr?.off("data", onStderr);
+        context.driver?.off("exit", onExit);
+        options.signal?.removeEventListener("abort", onAbort);
+        context.onMessage = undefined;
+        if (reason)
+          sink.event({ type: "error", error: { ename: "ContextDied", evalue: reason, traceback: [] } });
+        resolve();
+      };
+      const out = new MarkerSplitter(marker, (text) => sink.event({ type: "stdout", text }));
+      const err = new MarkerSplitter(marker, (text) => sink.event({ type: "stderr", text }));
+      const settle = () => {
+        if (++ended === 3) finish();
+      };
+      const onStdout = (chunk: Buffer) => {
+        if (out.push(chunk.toString("utf8")) !== undefined) settle();
+      };
+      const onStderr = (chunk: Buffer) => {
+        if (err.push(chunk.toString("utf8")) !== undefined) settle();
+      };
+      const onExit = () => {
+        this.forget(context);
+        finish("the interpreter exited; create a new context");
+      };
+      const onAbort = () => this.interruptCell(context);
+      context.onMessage = (message) => {
+        if (message.type === "done") return settle();
+        const event = driverEvent(message);
+        if (event) sink.event(event);
+      };
+      context.driver?.stdout?.on("data", onStdout);
+      context.driver?.stderr?.on("data", onStderr);
+      context.driver?.once("exit", onExit);
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      context.control?.write(`${JSON.stringify({ code, marker, env: options.env })}\n`);
+    });
   }
 
   /**
@@ -223,9 +394,12 @@ export class CodeContexts {
    * running when it died, or else to the next run, which then does not run its code. The run
    * after a death starts a fresh kernel (empty state, execution_count from 1).
    */
-  private async runOnKernel(context: Context, code: string, res: ServerResponse): Promise<void> {
-    if (context.busy)
-      throw new ExecdError(409, "context_busy", `context ${context.id} is already running code`);
+  private async runOnKernel(
+    context: Context,
+    code: string,
+    sink: CellSink,
+    options: CellOptions,
+  ): Promise<void> {
     context.busy = true;
     try {
       if (context.kernelDeath) {
@@ -241,39 +415,47 @@ export class CodeContexts {
         }
         context.kernelDeath = undefined;
         if (!death.reported) {
-          const sse = openSse(res);
-          sse.send({ type: "init", text: context.id });
-          sse.send({ type: "error", error: kernelDied(death.reason) });
-          sse.end();
+          sink.start(context.id);
+          sink.event(kernelDied(death.reason));
           return;
         }
       }
       const kernel = context.kernel as JupyterKernel;
-      const sse = openSse(res);
-      const started = Date.now();
-      sse.send({ type: "init", text: context.id });
+      sink.start(context.id);
+      const onAbort = () => kernel.interrupt();
+      options.signal?.addEventListener("abort", onAbort, { once: true });
+      const [setEnv, resetEnv] = options.env ? kernelEnvCode(options.env, this.env.forProcess()) : [];
+      const setup = [options.kernelSetup, setEnv].filter(Boolean).join("\n");
+      const ignore = () => undefined;
       let failed = false;
       try {
-        const reply = await kernel.execute(code, (message) => {
-          const event = kernelEvent(message);
-          if (event?.type === "error") failed = true;
-          if (event) sse.send(event);
-        });
-        // An error reply whose iopub error went missing still fails the cell.
-        if (reply.status !== "ok" && !failed) {
-          failed = true;
-          sse.send(replyError(reply));
+        if (setup) await kernel.execute(setup, ignore, true);
+        // A caller gone before the cell is sent (an interrupt then reaches no cell) skips it.
+        if (!options.signal?.aborted) {
+          const reply = await kernel.execute(code, (message) => {
+            const event = kernelEvent(message);
+            if (event?.type === "error") failed = true;
+            if (event) sink.event(event);
+          });
+          // An error reply whose iopub error went missing still fails the cell.
+          if (reply.status !== "ok" && !failed) sink.event(replyError(reply));
         }
-        if (!failed) sse.send({ type: "execution_complete", execution_time: Date.now() - started });
+        if (resetEnv) await kernel.execute(resetEnv, ignore, true);
       } catch (error) {
         // Died mid-cell: this cell is told, the next run just starts a new kernel.
         context.kernelDeath = { reason: (error as Error).message, reported: true };
-        sse.send({ type: "error", error: kernelDied((error as Error).message) });
+        sink.event(kernelDied((error as Error).message));
+      } finally {
+        options.signal?.removeEventListener("abort", onAbort);
       }
-      sse.end();
     } finally {
       context.busy = false;
     }
+  }
+
+  private interruptCell(context: Context): void {
+    if (context.kernel) context.kernel.interrupt();
+    else context.driver?.kill("SIGINT");
   }
 
   /**
@@ -281,13 +463,13 @@ export class CodeContexts {
    * first runs share one start; a default context that was removed or whose interpreter exited
    * is started afresh.
    */
-  private async defaultContext(language: (typeof languages)[number]): Promise<Context> {
+  private async defaultContext(language: Language): Promise<Context> {
     const id = `${EXECD_DEFAULT_CODE_CONTEXT}-${language}`;
     const existing = this.contexts.get(id);
     if (existing) return existing;
     let starting = this.startingDefaults.get(id);
     if (!starting) {
-      starting = this.start(language, id).finally(() => this.startingDefaults.delete(id));
+      starting = this.start(language, id, homeDirectory()).finally(() => this.startingDefaults.delete(id));
       this.startingDefaults.set(id, starting);
     }
     return starting;
@@ -301,17 +483,10 @@ export class CodeContexts {
     }
   }
 
-  private language(name: string): (typeof languages)[number] {
-    const language = aliases[name.toLowerCase()];
-    if (!language)
-      throw badRequest(`language ${name} is not supported here; use one of ${languages.join(", ")}`);
-    return language;
-  }
-
-  private async start(language: (typeof languages)[number], id: string = randomUUID()): Promise<Context> {
+  private async start(language: Language, id: string, cwd: string): Promise<Context> {
     if (language === "bash") {
-      const sessionId = await this.sessions.open(undefined);
-      const context: Context = { id, language, busy: false, sessionId };
+      const sessionId = await this.sessions.open(cwd);
+      const context: Context = { id, language, cwd, busy: false, sessionId };
       this.contexts.set(id, context);
       return context;
     }
@@ -319,7 +494,7 @@ export class CodeContexts {
       this.kernelSupport ??= detectKernelSupport(pythonCommand(), this.env.forProcess());
       const support = await this.kernelSupport;
       if (support) {
-        const context: Context = { id, language, busy: false };
+        const context: Context = { id, language, cwd, busy: false };
         try {
           await this.startKernel(context, support);
           this.contexts.set(id, context);
@@ -338,11 +513,11 @@ export class CodeContexts {
         ...(language === "typescript" ? { PADDOCK_DRIVER_LANGUAGE: "typescript" } : {}),
       }),
       stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"],
-      cwd: process.env.HOME ?? "/",
+      cwd,
     });
-    const context: Context = { id, language, driver, control: driver.stdio[3] as Writable, busy: false };
-    driver.on("error", () => this.contexts.delete(id));
-    driver.on("exit", () => this.contexts.delete(id));
+    const context: Context = { id, language, cwd, driver, control: driver.stdio[3] as Writable, busy: false };
+    driver.on("error", () => this.forget(context));
+    driver.on("exit", () => this.forget(context));
     (driver.stdio[3] as Writable).on("error", () => undefined);
     const replies = createInterface({ input: driver.stdio[4] as NodeJS.ReadableStream });
     replies.on("line", (line) => {
@@ -366,7 +541,7 @@ export class CodeContexts {
         PYTHONUNBUFFERED: "1",
         ...(!backend || backend.toLowerCase() === "agg" ? { MPLBACKEND: INLINE_BACKEND } : {}),
       }),
-      cwd: process.env.HOME ?? "/",
+      cwd: context.cwd,
       interruptMode: support.interruptMode,
     };
     // A second try: another process may take one of the free ports before the kernel binds it.
@@ -375,7 +550,7 @@ export class CodeContexts {
     context.kernel?.kill();
     context.kernel = kernel;
     kernel.onceExit((reason) => {
-      if (context.kernel === kernel && this.contexts.has(context.id))
+      if (context.kernel === kernel && this.contexts.get(context.id) === context)
         context.kernelDeath = { reason, reported: false };
     });
   }
@@ -386,7 +561,12 @@ export class CodeContexts {
     else context.kernel?.shutdown().catch(() => undefined);
     context.driver?.kill("SIGKILL");
     if (context.sessionId) this.sessions.close(context.sessionId);
-    this.contexts.delete(context.id);
+    this.forget(context);
+  }
+
+  /** Drops a context from the table, unless its id already names a newer one (a restart). */
+  private forget(context: Context): void {
+    if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
   }
 
   private find(id: string): Context {
@@ -395,3 +575,9 @@ export class CodeContexts {
     return context;
   }
 }
+
+const info = (context: Context): ContextInfo => ({
+  id: context.id,
+  language: context.language,
+  cwd: context.cwd,
+});

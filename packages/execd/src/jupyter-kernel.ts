@@ -192,14 +192,15 @@ export class JupyterKernel {
 
   /**
    * Runs a cell; every iopub message answering it goes to `onOutput`. Resolves once the
-   * kernel has replied and gone idle (so all the cell's output was delivered).
+   * kernel has replied and gone idle (so all the cell's output was delivered). A silent cell
+   * (set-up a caller runs around the user's cells) counts no execution and keeps no history.
    */
-  execute(code: string, onOutput: (message: JupyterMessage) => void): Promise<ExecuteReply> {
+  execute(code: string, onOutput: (message: JupyterMessage) => void, silent = false): Promise<ExecuteReply> {
     if (this.exited) return Promise.reject(new KernelDiedError(this.exitReason));
     const request = newMessage("execute_request", this.session, {
       code,
-      silent: false,
-      store_history: true,
+      silent,
+      store_history: !silent,
       user_expressions: {},
       allow_stdin: false,
       // execd sends a context one cell at a time, so there is never a queue to abort; with

@@ -4,7 +4,7 @@ import { kernelEvent, replyError, tracebackLines } from "./kernel-events.js";
 
 const message = (type: string, content: Record<string, unknown>) => newMessage(type, "s", content);
 
-describe("kernel messages as /code events", () => {
+describe("kernel messages as cell events", () => {
   test("execute_input, streams and rich results", () => {
     expect(kernelEvent(message("execute_input", { code: "1", execution_count: 3 }))).toEqual({
       type: "execution_count",
@@ -22,10 +22,12 @@ describe("kernel messages as /code events", () => {
     expect(kernelEvent(message("display_data", { data, metadata: {} }))).toEqual({
       type: "result",
       results: data,
+      main: false,
     });
     expect(kernelEvent(message("execute_result", { data, execution_count: 1 }))).toEqual({
       type: "result",
       results: data,
+      main: true,
     });
   });
 

@@ -1,24 +1,29 @@
 /**
- * A kernel's iopub messages as /code's SSE events, shaped as the built-in drivers shape them so
- * callers cannot tell which one ran their cell (except for richer results).
+ * A kernel's iopub messages as cell events, shaped as the built-in drivers' so callers cannot
+ * tell which one ran their cell (except for richer results).
  */
-import type { SseEvent } from "@paddock/common/sse";
+import type { CellEvent } from "./code-contexts.js";
 import type { JupyterMessage } from "./jupyter-wire.js";
 
 /** IPython colours its tracebacks; the events carry plain text. */
 const ANSI_ESCAPE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*[A-Za-z]`, "g");
 
-export function kernelEvent(message: JupyterMessage): SseEvent | undefined {
+export function kernelEvent(message: JupyterMessage): CellEvent | undefined {
   const content = message.content;
   switch (message.header.msg_type) {
     case "execute_input":
-      return { type: "execution_count", execution_count: content.execution_count };
+      return { type: "execution_count", execution_count: Number(content.execution_count) };
     case "stream":
       return { type: content.name === "stderr" ? "stderr" : "stdout", text: String(content.text ?? "") };
     case "execute_result":
     case "display_data":
     case "update_display_data":
-      return { type: "result", results: content.data ?? {} };
+      return {
+        type: "result",
+        results: (content.data ?? {}) as Record<string, unknown>,
+        // The cell's own value, as opposed to what it displayed on the way.
+        main: message.header.msg_type === "execute_result",
+      };
     case "error":
       return {
         type: "error",
@@ -29,13 +34,13 @@ export function kernelEvent(message: JupyterMessage): SseEvent | undefined {
         },
       };
     default:
-      // status, clear_output, comm traffic: nothing a /code caller sees.
+      // status, clear_output, comm traffic: nothing a caller sees.
       return undefined;
   }
 }
 
 /** The error an execute_reply with status `error` or `aborted` carries. */
-export function replyError(reply: Record<string, unknown>): SseEvent {
+export function replyError(reply: Record<string, unknown>): CellEvent {
   if (reply.status === "aborted")
     return {
       type: "error",
@@ -46,7 +51,7 @@ export function replyError(reply: Record<string, unknown>): SseEvent {
     parent_header: {},
     metadata: {},
     content: reply,
-  }) as SseEvent;
+  }) as CellEvent;
 }
 
 /** IPython's traceback entries are multi-line blocks; the built-in drivers send one line each. */

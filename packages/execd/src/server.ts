@@ -4,6 +4,7 @@ import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { safeEqual } from "@paddock/common/ids";
 import { CodeContexts } from "./code-contexts.js";
 import { Commands } from "./commands.js";
+import { Envd } from "./envd/index.js";
 import type { Environment } from "./environment.js";
 import * as files from "./files.js";
 import { badRequest, ExecdError, echoRequestId, notFound, readObject, sendError, sendJson } from "./http.js";
@@ -39,6 +40,7 @@ export function createExecd(options: {
   const metrics = new Metrics();
   const terminals = new Terminals(options.env);
   const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
+  const envd = new Envd({ env: options.env, code, metrics });
 
   const routes: Route[] = [
     route("GET", "/ping", (_req, res) => sendJson(res, 200, { status: "ok" })),
@@ -80,6 +82,7 @@ export function createExecd(options: {
     route("DELETE", "/pty/:id", (_req, res, _url, [id]) => terminals.close(id as string, res)),
     route("GET", "/metrics", (_req, res) => metrics.get(res)),
     route("GET", "/metrics/watch", (_req, res) => metrics.watch(res)),
+    ...envd.routes,
     ...(options.extraRoutes ?? []),
   ];
 
@@ -121,6 +124,7 @@ export function createExecd(options: {
       code.closeAll();
       sessions.closeAll();
       terminals.closeAll();
+      envd.closeAll();
       isolated?.closeAll();
       server.close();
     },

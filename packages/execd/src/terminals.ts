@@ -18,7 +18,7 @@ import {
 import { openSse } from "./sse-response.js";
 
 /** The static helper that opens the pseudo-terminal (native/paddock-pty.c). */
-const ptyHelper = process.env.PADDOCK_EXECD_PTY ?? `${EXECD_MOUNT}/bin/paddock-pty`;
+export const ptyHelper = process.env.PADDOCK_EXECD_PTY ?? `${EXECD_MOUNT}/bin/paddock-pty`;
 /** Input one request may carry: a paste, not a file transfer. */
 const inputLimit = 1024 * 1024;
 

@@ -22,6 +22,12 @@ cells.on("line", (line) => {
     const request = JSON.parse(line);
     count += 1;
     send({ type: "execution_count", execution_count: count });
+    // Variables for this cell only: what they were is put back afterwards.
+    const saved = Object.entries(request.env || {}).map(([name, value]) => {
+      const was = process.env[name];
+      process.env[name] = value;
+      return [name, was];
+    });
     try {
       let value = vm.runInContext(prepare(request.code), context, { filename: "<cell>", breakOnSigint: true });
       if (value && typeof value.then === "function") value = await value;
@@ -36,6 +42,10 @@ cells.on("line", (line) => {
       const name = error && error.name ? error.name : "Error";
       const stack = error && error.stack ? String(error.stack).split("\n") : [String(error)];
       send({ type: "error", error: { ename: name, evalue: error && error.message !== undefined ? String(error.message) : String(error), traceback: stack } });
+    }
+    for (const [name, was] of saved) {
+      if (was === undefined) delete process.env[name];
+      else process.env[name] = was;
     }
     await new Promise((resolve) => process.stdout.write(request.marker, resolve));
     await new Promise((resolve) => process.stderr.write(request.marker, resolve));

@@ -1,0 +1,40 @@
+import { EXECD_CODE_INTERPRETER_PREFIX, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
+import type { CodeContexts } from "../code-contexts.js";
+import type { Environment } from "../environment.js";
+import type { Metrics } from "../metrics.js";
+import type { Route } from "../server.js";
+import { CodeInterpreter } from "./code-interpreter.js";
+import { EnvdFilesystem } from "./filesystem.js";
+import { envdHttpRoutes } from "./http-routes.js";
+import { EnvdProcesses } from "./process.js";
+
+/**
+ * E2B's in-sandbox protocol, served by execd so E2B's SDKs work unchanged: envd (Connect-RPC
+ * `process.Process` and `filesystem.Filesystem`, plain HTTP for files and health) under
+ * `/e2b/envd`, and the code interpreter's `/execute` and `/contexts` under `/e2b/code-interpreter`.
+ * The server's gateway maps E2B's `E2b-Sandbox-Port` (49983, 49999) onto these prefixes.
+ */
+export class Envd {
+  private readonly processes: EnvdProcesses;
+  private readonly filesystem: EnvdFilesystem;
+  private readonly interpreter: CodeInterpreter;
+  readonly routes: Route[];
+
+  constructor(deps: { env: Environment; code: CodeContexts; metrics: Metrics }) {
+    this.processes = new EnvdProcesses(deps.env);
+    this.filesystem = new EnvdFilesystem(deps.env);
+    this.interpreter = new CodeInterpreter(deps.code);
+    this.routes = [
+      ...this.processes.routes(EXECD_ENVD_PREFIX),
+      ...this.filesystem.routes(EXECD_ENVD_PREFIX),
+      ...envdHttpRoutes(EXECD_ENVD_PREFIX, deps),
+      ...this.interpreter.routes(EXECD_CODE_INTERPRETER_PREFIX),
+    ];
+  }
+
+  closeAll(): void {
+    this.processes.closeAll();
+    this.filesystem.closeAll();
+    this.interpreter.closeAll();
+  }
+}

@@ -1,0 +1,46 @@
+import { statSync } from "node:fs";
+import { ConnectError } from "./connect.js";
+import { envdUser } from "./files-user.js";
+
+/** Who a process runs as, and what that changes in its environment and default directory. */
+export interface RunAs {
+  /** Unset: execd's own user (root in Paddock's sandboxes). */
+  uid?: number;
+  gid?: number;
+  home: string;
+  env: Record<string, string>;
+}
+
+/**
+ * The user an envd call names (`Authorization: Basic base64(user:)`), looked up as the files
+ * service looks it up (an unknown name is refused the same way): its uid and gid, and HOME,
+ * USER and LOGNAME. No name (the SDK sends none since envd 0.4.0) means execd's own user and
+ * environment, as execd's other commands have them.
+ */
+export async function runAs(name: string | undefined): Promise<RunAs> {
+  if (name === undefined) return { home: process.env.HOME ?? "/", env: {} };
+  const user = await envdUser(name);
+  return {
+    uid: user.uid,
+    gid: user.gid,
+    home: user.home,
+    env: { HOME: user.home, USER: name, LOGNAME: name },
+  };
+}
+
+/** The directory a process starts in: the one asked for, else the user's home if it exists, else /. */
+export function workingDirectory(cwd: string | undefined, home: string): string {
+  if (cwd !== undefined) {
+    if (!isDirectory(cwd)) throw new ConnectError("invalid_argument", `cwd '${cwd}' is not a directory`);
+    return cwd;
+  }
+  return isDirectory(home) ? home : "/";
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,300 @@
+/**
+ * E2B's stock `e2b` SDK, from the npm registry and unmodified, against a live Paddock server
+ * (real Docker, gVisor): the sandbox lifecycle, listing, keys and the errors it raises, with
+ * only E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY set.
+ */
+import { request } from "node:http";
+import { AuthenticationError, NotFoundError, Sandbox, SandboxNotFoundError, TimeoutError } from "e2b";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type E2bServer, startE2bServer } from "../support/e2b.js";
+
+/** GET through the server with a Host of `getHost(port)`, as a client with wildcard DNS would. */
+function getByHost(server: E2bServer, host: string, headers: Record<string, string> = {}) {
+  const url = new URL(server.t.url);
+  return new Promise<{ status: number; body: string }>((resolve, reject) => {
+    const sent = request(
+      { host: url.hostname, port: url.port, path: "/", headers: { host, ...headers } },
+      (answer) => {
+        let body = "";
+        answer.on("data", (chunk) => {
+          body += chunk;
+        });
+        answer.on("end", () => resolve({ status: answer.statusCode ?? 0, body }));
+      },
+    );
+    sent.on("error", reject);
+    sent.end();
+  });
+}
+
+describe("the stock e2b SDK: sandboxes", () => {
+  let server: E2bServer;
+  let sandbox: Sandbox;
+
+  beforeAll(async () => {
+    server = await startE2bServer();
+    Object.assign(process.env, server.env);
+    sandbox = await Sandbox.create("base", {
+      timeoutMs: 300_000,
+      metadata: { suite: "e2b-sandbox", "owner.team": "blue_team-1.0" },
+      envs: { GREETING: "hello from e2b" },
+      secure: true,
+    });
+  });
+  afterAll(async () => {
+    await server?.dispose();
+  });
+
+  test("an e2b_ key is an ordinary Paddock key: E2B's shape, Paddock's API, rotation keeps the shape", async () => {
+    expect(server.env.E2B_API_KEY).toMatch(/^e2b_[0-9a-f]{40}$/);
+    // The same key drives Paddock's own API: the env given through E2B is in the sandbox.
+    const run = await fetch(`${server.t.url}/sandboxes/${sandbox.sandboxId}/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.env.E2B_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ command: 'printf %s "$GREETING"' }),
+    });
+    expect(run.status).toBe(200);
+    expect(((await run.json()) as { stdout: string }).stdout).toBe("hello from e2b");
+
+    // Rotation keeps the shape; the old secret stops working at once.
+    const session = await server.t.account("e2b-user@example.com");
+    const auth = { authorization: `Bearer ${session}`, "content-type": "application/json" };
+    const created = await fetch(`${server.t.url}/keys`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ name: "to rotate", format: "e2b" }),
+    });
+    const { key, secret: before } = (await created.json()) as {
+      key: { id: string; prefix: string };
+      secret: string;
+    };
+    expect(key.prefix).toBe(before.slice(0, 10));
+    const rotated = await fetch(`${server.t.url}/keys/${key.id}/rotate`, {
+      method: "POST",
+      headers: { authorization: auth.authorization },
+    });
+    const { secret: after } = (await rotated.json()) as { secret: string };
+    expect(after).toMatch(/^e2b_[0-9a-f]{40}$/);
+    await expect(Sandbox.getInfo(sandbox.sandboxId, { apiKey: before })).rejects.toBeInstanceOf(
+      AuthenticationError,
+    );
+    expect((await Sandbox.getInfo(sandbox.sandboxId, { apiKey: after })).sandboxId).toBe(sandbox.sandboxId);
+  });
+
+  test("getInfo, isRunning and setTimeout describe and move the sandbox", async () => {
+    const info = await sandbox.getInfo();
+    expect(info).toMatchObject({
+      sandboxId: sandbox.sandboxId,
+      templateId: "python",
+      state: "running",
+      metadata: { suite: "e2b-sandbox", "owner.team": "blue_team-1.0" },
+    });
+    expect(info.endAt.getTime() - info.startedAt.getTime()).toBeGreaterThan(290_000);
+    expect(await sandbox.isRunning()).toBe(true);
+
+    // E2B's setTimeout counts from now and may shorten a lifetime as well as extend it.
+    await sandbox.setTimeout(120_000);
+    const shorter = (await sandbox.getInfo()).endAt.getTime() - Date.now();
+    expect(shorter).toBeGreaterThan(100_000);
+    expect(shorter).toBeLessThanOrEqual(120_000);
+    await sandbox.setTimeout(600_000);
+    expect((await sandbox.getInfo()).endAt.getTime() - Date.now()).toBeGreaterThan(580_000);
+  });
+
+  test("connect returns a handle to the same sandbox", async () => {
+    const again = await Sandbox.connect(sandbox.sandboxId);
+    expect(again.sandboxId).toBe(sandbox.sandboxId);
+    expect(await again.isRunning()).toBe(true);
+  });
+
+  test("list filters by metadata and state, and pages with nextToken", async () => {
+    // One after another, so their start times order them.
+    const others: Sandbox[] = [];
+    for (const n of [1, 2, 3]) {
+      others.push(
+        await Sandbox.create("base", { timeoutMs: 120_000, metadata: { suite: "paging", n: String(n) } }),
+      );
+    }
+    try {
+      const found = await Sandbox.list({
+        query: { metadata: { "owner.team": "blue_team-1.0" } },
+      }).nextItems();
+      expect(found.map((item) => item.sandboxId)).toEqual([sandbox.sandboxId]);
+
+      const paginator = Sandbox.list({ query: { metadata: { suite: "paging" } }, limit: 2 });
+      const first = await paginator.nextItems();
+      expect(first).toHaveLength(2);
+      expect(paginator.hasNext).toBe(true);
+      const second = await paginator.nextItems();
+      expect(second).toHaveLength(1);
+      expect(paginator.hasNext).toBe(false);
+      expect([...first, ...second].map((item) => item.sandboxId).sort()).toEqual(
+        others.map((other) => other.sandboxId).sort(),
+      );
+      // Newest first by default.
+      expect(first[0]?.metadata.n).toBe("3");
+
+      await (others[0] as Sandbox).pause();
+      const paused = await Sandbox.list({ query: { state: ["paused"] } }).nextItems();
+      expect(paused.map((item) => item.sandboxId)).toEqual([others[0]?.sandboxId]);
+      expect(paused[0]?.state).toBe("paused");
+      const running = await Sandbox.list({
+        query: { state: ["running"], metadata: { suite: "paging" } },
+      }).nextItems();
+      expect(running).toHaveLength(2);
+    } finally {
+      await Promise.all(others.map((other) => other.kill()));
+    }
+  });
+
+  test("pause, then connect resumes the sandbox with its files", async () => {
+    const paused = await Sandbox.create("base", { timeoutMs: 120_000 });
+    const url = `${server.t.url}/sandboxes/${paused.sandboxId}/run`;
+    const headers = { authorization: `Bearer ${server.env.E2B_API_KEY}`, "content-type": "application/json" };
+    await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ command: "echo kept > /tmp/state" }),
+    });
+    expect(await paused.pause()).toBe(true);
+    expect((await paused.getInfo()).state).toBe("paused");
+    expect(await paused.isRunning()).toBe(false);
+    // Pausing again is E2B's 409, which the SDK reports as false.
+    expect(await Sandbox.pause(paused.sandboxId)).toBe(false);
+
+    const resumed = await Sandbox.connect(paused.sandboxId, { timeoutMs: 90_000 });
+    expect((await resumed.getInfo()).state).toBe("running");
+    expect(await resumed.isRunning()).toBe(true);
+    const read = await fetch(url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ command: "cat /tmp/state" }),
+    });
+    expect(((await read.json()) as { stdout: string }).stdout).toBe("kept\n");
+    await resumed.kill();
+  });
+
+  test("getMetrics samples the sandbox's CPU, memory and disk", async () => {
+    const metrics = await sandbox.getMetrics();
+    expect(metrics).toHaveLength(1);
+    const [sample] = metrics;
+    expect(sample?.cpuCount).toBeGreaterThan(0);
+    expect(sample?.memTotal).toBeGreaterThan(0);
+    expect(sample?.memUsed).toBeGreaterThan(0);
+    expect(sample?.diskTotal).toBeGreaterThan(0);
+    expect(Math.abs((sample?.timestamp.getTime() ?? 0) - Date.now())).toBeLessThan(60_000);
+  });
+
+  test("getHost(port) names the port: reached with the traffic token, refused without it", async () => {
+    const started = await fetch(`${server.t.url}/sandboxes/${sandbox.sandboxId}/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${server.env.E2B_API_KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        command:
+          "mkdir -p /srv/www && echo served > /srv/www/index.html && cd /srv/www && python3 -m http.server 8000",
+        background: true,
+      }),
+    });
+    expect(started.status).toBe(200);
+    const host = sandbox.getHost(8000);
+    expect(host).toBe(
+      `8000-${sandbox.sandboxId}.${new URL(server.t.url).host.replace("127.0.0.1", "localhost")}`,
+    );
+    const token = sandbox.trafficAccessToken as string;
+    expect(token).toBeTruthy();
+    let answer = await getByHost(server, host, { "e2b-traffic-access-token": token });
+    for (let tries = 0; answer.status === 502 && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      answer = await getByHost(server, host, { "e2b-traffic-access-token": token });
+    }
+    expect(answer).toEqual({ status: 200, body: "served\n" });
+    expect((await getByHost(server, host)).status).toBe(401);
+    expect((await getByHost(server, host, { "e2b-traffic-access-token": `${token}x` })).status).toBe(401);
+  });
+
+  test("E2B's template names map to Paddock's templates", async () => {
+    const interpreter = await Sandbox.create("code-interpreter-v1", { timeoutMs: 60_000 });
+    try {
+      expect((await interpreter.getInfo()).templateId).toBe("code-interpreter");
+    } finally {
+      await interpreter.kill();
+    }
+  });
+
+  test("unknown ids are NotFoundError; kill reports whether there was a sandbox", async () => {
+    await expect(Sandbox.getInfo("sbx-doesnotexist")).rejects.toBeInstanceOf(SandboxNotFoundError);
+    await expect(Sandbox.connect("sbx-doesnotexist")).rejects.toBeInstanceOf(NotFoundError);
+    await expect(Sandbox.setTimeout("sbx-doesnotexist", 60_000)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await Sandbox.kill("sbx-doesnotexist")).toBe(false);
+    const doomed = await Sandbox.create("base", { timeoutMs: 60_000 });
+    expect(await doomed.kill()).toBe(true);
+    expect(await Sandbox.kill(doomed.sandboxId)).toBe(false);
+    await expect(doomed.getInfo()).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  test("another account's sandbox is not found, and a bad key is an AuthenticationError", async () => {
+    const otherKey = await server.keyFor("e2b-other@example.com");
+    await expect(Sandbox.getInfo(sandbox.sandboxId, { apiKey: otherKey })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    expect(await Sandbox.list({ apiKey: otherKey }).nextItems()).toEqual([]);
+    expect(await Sandbox.kill(sandbox.sandboxId, { apiKey: otherKey })).toBe(false);
+    await expect(
+      Sandbox.create("base", { apiKey: "e2b_0000000000000000000000000000000000000000" }),
+    ).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(Sandbox.list({ apiKey: "e2b_nope" }).nextItems()).rejects.toBeInstanceOf(
+      AuthenticationError,
+    );
+  });
+
+  test("an expired sandbox is gone: not found through the API, a TimeoutError in the sandbox", async () => {
+    const brief = await Sandbox.create("base", { timeoutMs: 2_000 });
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    let running = await brief.isRunning();
+    for (let tries = 0; running && tries < 40; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      running = await brief.isRunning();
+    }
+    expect(running).toBe(false);
+    await expect(brief.getInfo()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(brief.files.read("/etc/hostname")).rejects.toBeInstanceOf(TimeoutError);
+  });
+
+  test("bad input is refused with E2B's error body", async () => {
+    const post = (path: string, body: unknown) =>
+      fetch(`${server.env.E2B_API_URL}${path}`, {
+        method: "POST",
+        headers: { "x-api-key": server.env.E2B_API_KEY, "content-type": "application/json" },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+    const cases: Array<[string, unknown, number]> = [
+      ["/v2/sandboxes", {}, 400],
+      ["/v2/sandboxes", "{not json", 400],
+      ["/v2/sandboxes", { templateID: "no-such-template" }, 404],
+      ["/v2/sandboxes", { templateID: "base", timeout: -1 }, 400],
+      ["/v2/sandboxes", { templateID: "base", autoPause: true }, 400],
+      [`/sandboxes/${sandbox.sandboxId}/timeout`, { timeout: "soon" }, 400],
+    ];
+    for (const [path, body, status] of cases) {
+      const answer = await post(path, body);
+      expect(answer.status, JSON.stringify(body)).toBe(status);
+      const error = (await answer.json()) as { code: number; message: string };
+      expect(error.code).toBe(status);
+      expect(error.message).toBeTruthy();
+    }
+    const badList = await fetch(`${server.env.E2B_API_URL}/v2/sandboxes?nextToken=%%%`, {
+      headers: { "x-api-key": server.env.E2B_API_KEY },
+    });
+    expect(badList.status).toBe(400);
+    // The gateway: a wrong access token is 401, a port that is not a port 400.
+    const gateway = (headers: Record<string, string>) =>
+      fetch(`${server.env.E2B_SANDBOX_URL}/health`, {
+        headers: { "E2b-Sandbox-Id": sandbox.sandboxId, ...headers },
+      });
+    expect((await gateway({ "E2b-Sandbox-Port": "49983", "X-Access-Token": "wrong" })).status).toBe(401);
+    expect((await gateway({ "E2b-Sandbox-Port": "port", "X-Access-Token": "wrong" })).status).toBe(400);
+    // The traffic token opens the sandbox's ports, never envd's.
+    const traffic = { "e2b-traffic-access-token": sandbox.trafficAccessToken as string };
+    expect((await gateway({ "E2b-Sandbox-Port": "49983", ...traffic })).status).toBe(401);
+  });
+});
