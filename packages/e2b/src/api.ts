@@ -1,3 +1,5 @@
+// For `hide` in route schemas: @fastify/swagger adds it to Fastify's schema type.
+import type {} from "@fastify/swagger";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import {
   Errors,
