@@ -61,6 +61,25 @@ describe("the stock e2b SDK: sandbox.commands", () => {
     expect(stderr.join("")).toBe("err\n");
   });
 
+  test("every run is a fresh login shell, whether started ahead of time (warm) or not", async () => {
+    // The first run starts its shell cold and the ones after it take the shell started meanwhile;
+    // each must look exactly like `bash -l -c`: a login shell, in its own process, with the
+    // sandbox's variables, in the directory asked for, with no state left by the one before.
+    const seen = new Set<string>();
+    for (let run = 0; run < 4; run++) {
+      const { stdout } = await sandbox.commands.run(
+        'shopt -q login_shell && echo login; echo "$$ $SANDBOX_WIDE $(pwd) ${LEFT_BEHIND:-clean}"; LEFT_BEHIND=yes',
+        run % 2 ? { cwd: "/tmp" } : {},
+      );
+      const [login, line = ""] = stdout.trim().split("\n");
+      expect(login).toBe("login");
+      const [pid, ...rest] = line.split(" ");
+      expect(rest.join(" ")).toBe(`from create ${run % 2 ? "/tmp" : "/root"} clean`);
+      seen.add(pid as string);
+    }
+    expect(seen.size).toBe(4);
+  });
+
   test("a non-zero exit is a CommandExitError with the code, the output and envd's wording", async () => {
     const failed = await sandbox.commands
       .run("echo partial; echo broken >&2; exit 7")

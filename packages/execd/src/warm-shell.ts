@@ -46,9 +46,14 @@ export class WarmShell {
   private idle: Idle | undefined;
   private closed: boolean;
 
+  /**
+   * `login`: a login shell (`bash -l`, as E2B's commands run), its profile read while it waits:
+   * that is most of such a command's start under gVisor.
+   */
   constructor(
     private readonly shell: string,
     private readonly env: Environment,
+    private readonly options: { login?: boolean } = {},
   ) {
     // The bootstrap needs bash's `read -N`; an image with only /bin/sh starts every command cold.
     this.closed = !shell.endsWith("/bash");
@@ -82,7 +87,7 @@ export class WarmShell {
   /** Starts the next idle shell unless one is ready (cheap to call often). */
   refill(): void {
     if (this.closed || this.idle) return;
-    const child = spawn(this.shell, ["-c", bootstrap], {
+    const child = spawn(this.shell, [...(this.options.login ? ["-l"] : []), "-c", bootstrap], {
       cwd: "/",
       env: this.env.forProcess(),
       detached: true,

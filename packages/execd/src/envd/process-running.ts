@@ -23,6 +23,8 @@ export interface Launch {
   env: Record<string, string>;
   uid?: number;
   gid?: number;
+  /** A warm shell already running the request's command (in its own group, no stdin). */
+  warm?: ChildProcess;
 }
 
 /** How long after its exit a process whose output pipes stay open (a daemon it left) is ended. */
@@ -93,17 +95,19 @@ export class RunningProcess {
       env: launch.env,
       ...(launch.uid !== undefined ? { uid: launch.uid, gid: launch.gid } : {}),
     };
-    const child = request.pty
-      ? spawn(ptyHelper, [String(request.pty.rows), String(request.pty.cols), cmd, ...args], {
-          ...options,
-          stdio: ["pipe", "pipe", "pipe", "pipe"],
-        })
-      : // Its own process group, so a signal reaches whatever the command started too.
-        spawn(cmd, args, {
-          ...options,
-          detached: true,
-          stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"],
-        });
+    const child = launch.warm
+      ? launch.warm
+      : request.pty
+        ? spawn(ptyHelper, [String(request.pty.rows), String(request.pty.cols), cmd, ...args], {
+            ...options,
+            stdio: ["pipe", "pipe", "pipe", "pipe"],
+          })
+        : // Its own process group, so a signal reaches whatever the command started too.
+          spawn(cmd, args, {
+            ...options,
+            detached: true,
+            stdio: [request.stdin ? "pipe" : "ignore", "pipe", "pipe"],
+          });
     if (child.pid === undefined) {
       const [error] = (await once(child, "error")) as [NodeJS.ErrnoException];
       const failure = toConnectError(error);

@@ -1,8 +1,10 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Environment } from "../environment.js";
 import type { Route } from "../server.js";
+import { WarmShell } from "../warm-shell.js";
 import { type CallContext, ConnectError, connectRoutes, type Message, timeoutOf } from "./connect.js";
 import type { Watcher } from "./process-feed.js";
+import type { StartRequest } from "./process-messages.js";
 import {
   inputOf,
   keepaliveEvent,
@@ -35,8 +37,12 @@ const maxKeepaliveSeconds = 3600;
  */
 export class EnvdProcesses {
   private readonly processes = new Map<number, RunningProcess>();
+  /** A login shell started ahead of time for E2B's `commands.run` (see `warmCommand`). */
+  private readonly warm: WarmShell;
 
-  constructor(readonly env: Environment) {}
+  constructor(readonly env: Environment) {
+    this.warm = new WarmShell(loginShell, env, { login: true });
+  }
 
   routes(prefix: string): Route[] {
     return connectRoutes(prefix, "process.Process", {
@@ -67,6 +73,7 @@ export class EnvdProcesses {
 
   /** Kills every process (execd shutting down). */
   closeAll(): void {
+    this.warm.close();
     for (const running of this.processes.values()) running.signal("SIGKILL");
   }
 
@@ -87,15 +94,21 @@ export class EnvdProcesses {
   ): Promise<void> {
     const request = startRequestOf(message);
     const user = await runAs(context.user);
+    const cwd = workingDirectory(request.process.cwd, user.home);
+    const command = user.uid === undefined ? warmCommand(request) : undefined;
+    const warm = command === undefined ? undefined : this.warm.take(command, cwd, {});
     const { running, watcher } = await RunningProcess.start(
       {
         request,
-        cwd: workingDirectory(request.process.cwd, user.home),
+        cwd,
         env: this.env.forProcess({ ...user.env, ...request.process.envs }),
         ...(user.uid !== undefined ? { uid: user.uid, gid: user.gid } : {}),
+        ...(warm ? { warm } : {}),
       },
       (ended) => {
         if (this.processes.get(ended.pid) === ended) this.processes.delete(ended.pid);
+        // The next warm shell starts once this command is done, not beside it.
+        if (command !== undefined) this.warm.refill();
       },
     );
     this.processes.set(running.pid, running);
@@ -156,6 +169,21 @@ export class EnvdProcesses {
     for (const running of this.processes.values()) if (running.tag === selector.tag) return running;
     throw new ConnectError("not_found", `process with tag ${selector.tag} not found`);
   }
+}
+
+const loginShell = "/bin/bash";
+
+/**
+ * The command of a Start a warm login shell can run exactly as asked: `/bin/bash -l -c <command>`
+ * (what E2B's `commands.run` sends) with no pty, no stdin and no variables of its own (a profile
+ * read ahead of time could not have seen them).
+ */
+function warmCommand(request: StartRequest): string | undefined {
+  const { cmd, args, envs } = request.process;
+  const [login, dashC, command] = args;
+  if (cmd !== loginShell || args.length !== 3 || login !== "-l" || dashC !== "-c") return undefined;
+  if (request.pty || request.stdin || Object.keys(envs).length > 0) return undefined;
+  return command;
 }
 
 /** The keepalive period the client asks for in `Keepalive-Ping-Interval` (seconds), bounded. */
