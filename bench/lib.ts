@@ -1,5 +1,7 @@
-import { execFile } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 
@@ -58,4 +60,51 @@ export function writeResults(name: string, rows: Row[], extra: Record<string, un
   const when = new Date().toISOString();
   writeFileSync(join(dir, `${name}.json`), `${JSON.stringify({ when, rows, ...extra }, null, 2)}\n`);
   writeFileSync(join(dir, `${name}.md`), `# ${name} (${when})\n\n${markdownTable(rows)}\n`);
+}
+
+/**
+ * A real `paddock serve` process (the built CLI) on a free loopback port with its own data
+ * directory and instance name, answering /health; `stop()` ends it and removes its data.
+ */
+export async function servePaddock(name: string): Promise<{ baseUrl: string; stop(): Promise<void> }> {
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), `paddock-bench-${name}-`));
+  const cli = join(import.meta.dirname, "..", "packages", "cli", "bin", "paddock.js");
+  const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--generate-key"], {
+    env: {
+      ...process.env,
+      PADDOCK_SERVER_HOST: "127.0.0.1",
+      PADDOCK_SERVER_PORT: String(port),
+      PADDOCK_SERVER_DATA_DIR: dataDir,
+      PADDOCK_SERVER_INSTANCE: `bench-${name}-${process.pid}`,
+      PADDOCK_SERVER_LOG_LEVEL: "warn",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const stop = async () => {
+    if (server.exitCode === null) {
+      server.kill("SIGTERM");
+      await new Promise((resolve) => server.once("exit", resolve));
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const answers = () =>
+    fetch(`${baseUrl}/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+  for (let tries = 0; !(await answers()); tries++) {
+    if (tries > 300 || server.exitCode !== null) {
+      await stop();
+      throw new Error("paddock serve did not start");
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { baseUrl, stop };
 }

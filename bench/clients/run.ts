@@ -5,14 +5,21 @@
  * - `paddock cp` of 256 MiB into and out of a sandbox against `docker cp`.
  *   node --conditions=@paddock/source --import tsx bench/clients/run.ts   (BENCH_N=200 by default)
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
-import { markdownTable, type Row, run, type Summary, summarize, timed, writeResults } from "../lib.js";
+import {
+  markdownTable,
+  type Row,
+  run,
+  type Summary,
+  servePaddock,
+  summarize,
+  timed,
+  writeResults,
+} from "../lib.js";
 
 const n = Number(process.env.BENCH_N ?? 200);
 const fileBytes = 256 * 2 ** 20;
@@ -20,38 +27,9 @@ const root = join(import.meta.dirname, "..", "..");
 const cli = join(root, "packages", "cli", "bin", "paddock.js");
 const python = "/usr/bin/python3";
 
-const port = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as { port: number };
-    probe.close(() => resolve(port));
-  });
-});
-const baseUrl = `http://127.0.0.1:${port}`;
-const dataDir = mkdtempSync(join(tmpdir(), "paddock-bench-clients-"));
-const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--generate-key"], {
-  env: {
-    ...process.env,
-    PADDOCK_SERVER_HOST: "127.0.0.1",
-    PADDOCK_SERVER_PORT: String(port),
-    PADDOCK_SERVER_DATA_DIR: dataDir,
-    PADDOCK_SERVER_INSTANCE: `bench-clients-${process.pid}`,
-    PADDOCK_SERVER_LOG_LEVEL: "warn",
-  },
-  stdio: ["ignore", "ignore", "inherit"],
-});
+const { baseUrl, stop } = await servePaddock("clients");
 
 try {
-  for (
-    let tries = 0;
-    !(await fetch(`${baseUrl}/health`).then(
-      (r) => r.ok,
-      () => false,
-    ));
-    tries++
-  ) {
-    if (tries > 300 || server.exitCode !== null) throw new Error("paddock serve did not start");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
   await Paddock.signup("bench@example.com", "benchmark password", { baseUrl });
   const { client } = await Paddock.login("bench@example.com", "benchmark password", { baseUrl });
   const apiKey = (await client.keys.create({ name: "bench" })).secret;
@@ -183,7 +161,5 @@ print(json.dumps({"raw": raw, "sdk": sdk, "async": asyncio.run(run_async())}))
   console.log("\n(throughput rows: a higher ratio is better; the rest are latencies)");
   writeResults("clients", rows, { n });
 } finally {
-  server.kill("SIGTERM");
-  await new Promise((resolve) => server.once("exit", resolve));
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }

@@ -6,53 +6,17 @@
  * - `commands.run("echo hi")` in a running sandbox, against `docker exec` in the same container.
  *   node --conditions=@paddock/source --import tsx bench/e2b/run.ts   (BENCH_N=200, BENCH_CREATES=15)
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Sandbox as E2bSandbox } from "e2b";
 import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
-import { markdownTable, type Row, run, summarize, timed, writeResults } from "../lib.js";
+import { markdownTable, type Row, run, servePaddock, summarize, timed, writeResults } from "../lib.js";
 
 const n = Number(process.env.BENCH_N ?? 200);
 const creates = Number(process.env.BENCH_CREATES ?? 15);
-const root = join(import.meta.dirname, "..", "..");
-const cli = join(root, "packages", "cli", "bin", "paddock.js");
 const image = "paddock/template-python:latest";
 
-const port = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, "127.0.0.1", () => {
-    const { port } = probe.address() as { port: number };
-    probe.close(() => resolve(port));
-  });
-});
-const baseUrl = `http://127.0.0.1:${port}`;
-const dataDir = mkdtempSync(join(tmpdir(), "paddock-bench-e2b-"));
-const server: ChildProcess = spawn(process.execPath, [cli, "serve", "--generate-key"], {
-  env: {
-    ...process.env,
-    PADDOCK_SERVER_HOST: "127.0.0.1",
-    PADDOCK_SERVER_PORT: String(port),
-    PADDOCK_SERVER_DATA_DIR: dataDir,
-    PADDOCK_SERVER_INSTANCE: `bench-e2b-${process.pid}`,
-    PADDOCK_SERVER_LOG_LEVEL: "warn",
-  },
-  stdio: ["ignore", "ignore", "inherit"],
-});
+const { baseUrl, stop } = await servePaddock("e2b");
 
 try {
-  for (
-    let tries = 0;
-    !(await fetch(`${baseUrl}/health`).then(
-      (r) => r.ok,
-      () => false,
-    ));
-    tries++
-  ) {
-    if (tries > 300 || server.exitCode !== null) throw new Error("paddock serve did not start");
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
   await Paddock.signup("bench@example.com", "benchmark password", { baseUrl });
   const { client } = await Paddock.login("bench@example.com", "benchmark password", { baseUrl });
   const apiKey = (await client.keys.create({ name: "bench", format: "e2b" })).secret;
@@ -146,7 +110,5 @@ try {
   writeResults("e2b", rows, { creates, n });
   console.log(markdownTable(rows));
 } finally {
-  server.kill("SIGTERM");
-  await new Promise((resolve) => server.once("exit", resolve));
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }
