@@ -8,23 +8,25 @@ import { AuthenticationError, NotFoundError, Sandbox, SandboxNotFoundError, Time
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
 
-/** GET through the server with a Host of `getHost(port)`, as a client with wildcard DNS would. */
-function getByHost(server: E2bServer, host: string, headers: Record<string, string> = {}) {
+/** A GET to the server sent as written (fetch would resolve its dot segments and set Host). */
+function rawGet(server: E2bServer, path: string, headers: Record<string, string> = {}) {
   const url = new URL(server.t.url);
   return new Promise<{ status: number; body: string }>((resolve, reject) => {
-    const sent = request(
-      { host: url.hostname, port: url.port, path: "/", headers: { host, ...headers } },
-      (answer) => {
-        let body = "";
-        answer.on("data", (chunk) => {
-          body += chunk;
-        });
-        answer.on("end", () => resolve({ status: answer.statusCode ?? 0, body }));
-      },
-    );
+    const sent = request({ host: url.hostname, port: url.port, path, headers }, (answer) => {
+      let body = "";
+      answer.on("data", (chunk) => {
+        body += chunk;
+      });
+      answer.on("end", () => resolve({ status: answer.statusCode ?? 0, body }));
+    });
     sent.on("error", reject);
     sent.end();
   });
+}
+
+/** GET through the server with a Host of `getHost(port)`, as a client with wildcard DNS would. */
+function getByHost(server: E2bServer, host: string, headers: Record<string, string> = {}) {
+  return rawGet(server, "/", { host, ...headers });
 }
 
 describe("the stock e2b SDK: sandboxes", () => {
@@ -296,5 +298,22 @@ describe("the stock e2b SDK: sandboxes", () => {
     // The traffic token opens the sandbox's ports, never envd's.
     const traffic = { "e2b-traffic-access-token": sandbox.trafficAccessToken as string };
     expect((await gateway({ "E2b-Sandbox-Port": "49983", ...traffic })).status).toBe(401);
+    // A path under envd's or the interpreter's port cannot climb out to the rest of execd's API.
+    const detail = await fetch(`${server.env.E2B_API_URL}/sandboxes/${sandbox.sandboxId}`, {
+      headers: { "x-api-key": server.env.E2B_API_KEY },
+    });
+    const { envdAccessToken } = (await detail.json()) as { envdAccessToken: string };
+    const envdToken = { "E2b-Sandbox-Id": sandbox.sandboxId, "X-Access-Token": envdAccessToken };
+    const climbs = ["/e2b/../../ping", "/e2b/%2e%2e/%2e%2e/ping", "/e2b/health/../../../ping"];
+    for (const path of climbs) {
+      const answer = await rawGet(server, path, { ...envdToken, "E2b-Sandbox-Port": "49983" });
+      expect(answer.status, path).toBe(404);
+    }
+    const viaInterpreter = await rawGet(server, "/e2b/../../../ping", {
+      "E2b-Sandbox-Id": sandbox.sandboxId,
+      "E2b-Sandbox-Port": "49999",
+      ...traffic,
+    });
+    expect(viaInterpreter.status).toBe(404);
   });
 });

@@ -32,6 +32,16 @@ const sandboxHost = /^(\d{1,5})-([a-z0-9][a-z0-9-]{0,127})\.(.+)$/i;
 /** Headers that carry E2B's credentials and routing: ours, never the sandbox's. */
 const e2bHeaders = ["x-access-token", "e2b-traffic-access-token", "e2b-sandbox-id", "e2b-sandbox-port"];
 
+/**
+ * A path with its dot segments resolved as execd's URL parser will resolve them (`%2e%2e`
+ * included), so a path under envd's or the interpreter's prefix cannot climb out of it to the
+ * rest of execd's API.
+ */
+function resolvedPath(path: string): string {
+  const url = new URL(`http://sandbox${path}`);
+  return url.pathname + url.search;
+}
+
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
   return typeof value === "string" ? value : undefined;
@@ -88,7 +98,7 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
       match: () => ({
         sandboxId: to.sandboxId,
         port: to.port,
-        path: execdPrefix ? `${execdPrefix}${to.path}` : to.path,
+        path: execdPrefix ? `${execdPrefix}${resolvedPath(to.path)}` : to.path,
       }),
       async resolve(req) {
         const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
@@ -114,6 +124,8 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
     if (to === undefined) return;
     if (to === "bad_port") return refuse(reply, 400, "E2b-Sandbox-Port must be a port number");
     if (!authorized(request, to)) return refuse(reply, 401, "missing or wrong access token for this sandbox");
+    if (!URL.canParse(`http://sandbox${to.path}`))
+      return refuse(reply, 400, "the request path is not a URL path");
     try {
       await forwardHttp(route(to), request, reply);
     } catch (error) {
