@@ -6,7 +6,33 @@
 import { request } from "node:http";
 import { AuthenticationError, NotFoundError, Sandbox, SandboxNotFoundError, TimeoutError } from "e2b";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import WebSocket from "ws";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
+
+/**
+ * A WebSocket server in the sandbox's Python alone (no packages): answers one handshake and
+ * echoes one short text frame back.
+ */
+const echoServer = `
+import base64, hashlib, socket
+server = socket.socket()
+server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+server.bind(("0.0.0.0", 8765))
+server.listen()
+while True:
+    client, _ = server.accept()
+    request = b""
+    while b"\\r\\n\\r\\n" not in request:
+        request += client.recv(4096)
+    key = [line.split(b":", 1)[1].strip() for line in request.split(b"\\r\\n") if line.lower().startswith(b"sec-websocket-key")][0]
+    accept = base64.b64encode(hashlib.sha1(key + b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11").digest())
+    client.sendall(b"HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\nSec-WebSocket-Accept: " + accept + b"\\r\\n\\r\\n")
+    head = client.recv(2)
+    mask = client.recv(4)
+    payload = bytes(byte ^ mask[i % 4] for i, byte in enumerate(client.recv(head[1] & 127)))
+    client.sendall(bytes([0x81, len(payload)]) + payload)
+    client.close()
+`;
 
 /** A GET to the server sent as written (fetch would resolve its dot segments and set Host). */
 function rawGet(server: E2bServer, path: string, headers: Record<string, string> = {}) {
@@ -212,6 +238,34 @@ describe("the stock e2b SDK: sandboxes", () => {
     expect(answer).toEqual({ status: 200, body: "served\n" });
     expect((await getByHost(server, host)).status).toBe(401);
     expect((await getByHost(server, host, { "e2b-traffic-access-token": `${token}x` })).status).toBe(401);
+  });
+
+  test("getHost(port) carries WebSockets too, with the traffic token", async () => {
+    await sandbox.files.write("/tmp/echo.py", echoServer);
+    await sandbox.commands.run("python3 /tmp/echo.py", { background: true, timeoutMs: 0 });
+    const echo = (headers: Record<string, string>) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = new WebSocket(`${server.t.url.replace("http", "ws")}/`, {
+          headers: { host: sandbox.getHost(8765), ...headers },
+        });
+        socket.once("open", () => socket.send("over the gateway"));
+        socket.once("message", (data) => {
+          resolve(String(data));
+          socket.close();
+        });
+        socket.once("unexpected-response", (_request, response) =>
+          reject(new Error(String(response.statusCode))),
+        );
+        socket.once("error", reject);
+      });
+    const token = { "e2b-traffic-access-token": sandbox.trafficAccessToken as string };
+    let answer = await echo(token).catch((error: Error) => error.message);
+    for (let tries = 0; answer !== "over the gateway" && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      answer = await echo(token).catch((error: Error) => error.message);
+    }
+    expect(answer).toBe("over the gateway");
+    await expect(echo({})).rejects.toThrow("401");
   });
 
   test("E2B's template names map to Paddock's templates", async () => {

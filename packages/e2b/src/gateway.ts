@@ -1,16 +1,19 @@
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import {
   E2B_CODE_INTERPRETER_PORT,
   E2B_ENVD_PORT,
+  Errors,
   EXECD_CODE_INTERPRETER_PREFIX,
   EXECD_ENVD_PREFIX,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
   isPaddockError,
+  PaddockError,
   safeEqual,
 } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { forwardHttp, type ProxyRoute } from "@paddock/runtime-api";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import { envdAccessToken, sandboxDomain, trafficAccessToken } from "./wire.js";
 
 export interface E2bGatewayOptions {
@@ -21,7 +24,7 @@ export interface E2bGatewayOptions {
   prefix: string;
 }
 
-/** A request the gateway takes: which sandbox, which of its ports, and the path inside. */
+/** A request the gateway takes: which sandbox, which of its ports, and the path inside it. */
 interface Addressed {
   sandboxId: string;
   port: number;
@@ -32,19 +35,27 @@ const sandboxHost = /^(\d{1,5})-([a-z0-9][a-z0-9-]{0,127})\.(.+)$/i;
 /** Headers that carry E2B's credentials and routing: ours, never the sandbox's. */
 const e2bHeaders = ["x-access-token", "e2b-traffic-access-token", "e2b-sandbox-id", "e2b-sandbox-port"];
 
-/**
- * A path with its dot segments resolved as execd's URL parser will resolve them (`%2e%2e`
- * included), so a path under envd's or the interpreter's prefix cannot climb out of it to the
- * rest of execd's API.
- */
-function resolvedPath(path: string): string {
-  const url = new URL(`http://sandbox${path}`);
-  return url.pathname + url.search;
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return typeof value === "string" ? value : undefined;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === "string" ? value : undefined;
+/** The execd prefix serving an E2B port: envd's and the code interpreter's; others are the sandbox's. */
+function execdPrefixOf(port: number): string | undefined {
+  if (port === E2B_ENVD_PORT) return EXECD_ENVD_PREFIX;
+  if (port === E2B_CODE_INTERPRETER_PORT) return EXECD_CODE_INTERPRETER_PREFIX;
+  return undefined;
+}
+
+/**
+ * A path with its dot segments resolved as execd's URL parser resolves them (`%2e%2e` included),
+ * so a path under envd's or the interpreter's prefix cannot climb out of it to the rest of
+ * execd's API. Undefined for what is not a URL path.
+ */
+function resolvedPath(path: string): string | undefined {
+  if (!URL.canParse(`http://sandbox${path}`)) return undefined;
+  const url = new URL(`http://sandbox${path}`);
+  return url.pathname + url.search;
 }
 
 /**
@@ -52,87 +63,85 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * under `/e2b` with `E2b-Sandbox-Id` and `E2b-Sandbox-Port` headers (what `E2B_SANDBOX_URL`
  * makes the SDK send), or by a `Host` of `<port>-<sandbox id>.<domain>` (what `getHost(port)`
  * names). envd's port and the code interpreter's go to the sandbox's execd, which speaks both
- * protocols; any other port goes to that port of the sandbox. Bodies stream both ways.
+ * protocols; any other port goes to that port of the sandbox. HTTP is taken by an `onRequest`
+ * hook ahead of routing; WebSocket upgrades by the returned route, for the server's upgrade proxy.
  */
-export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptions): void {
-  const addressed = (request: FastifyRequest): Addressed | "bad_port" | undefined => {
-    const url = request.raw.url ?? "/";
-    const sandboxId = header(request, "e2b-sandbox-id");
+export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptions): ProxyRoute {
+  /** Where a request is addressed, "bad" when it is ours but malformed, undefined when not ours. */
+  const addressed = (req: IncomingMessage): Addressed | "bad" | undefined => {
+    const url = req.url ?? "/";
+    const sandboxId = header(req.headers, "e2b-sandbox-id");
+    let found: Addressed | undefined;
     if (sandboxId && (url === options.prefix || url.startsWith(`${options.prefix}/`))) {
-      const port = Number(header(request, "e2b-sandbox-port") ?? E2B_ENVD_PORT);
-      if (!Number.isInteger(port) || port < 1 || port > 65535) return "bad_port";
-      return { sandboxId, port, path: url.slice(options.prefix.length) || "/" };
+      const port = Number(header(req.headers, "e2b-sandbox-port") ?? E2B_ENVD_PORT);
+      found = { sandboxId, port, path: url.slice(options.prefix.length) || "/" };
+    } else {
+      const host = sandboxHost.exec(req.headers.host ?? "");
+      if (!host || host[3]?.toLowerCase() !== sandboxDomain(options.publicUrl()).toLowerCase())
+        return undefined;
+      found = { sandboxId: (host[2] as string).toLowerCase(), port: Number(host[1]), path: url };
     }
-    const host = sandboxHost.exec(request.headers.host ?? "");
-    if (host && host[3]?.toLowerCase() === sandboxDomain(options.publicUrl()).toLowerCase()) {
-      const port = Number(host[1]);
-      if (port < 1 || port > 65535) return "bad_port";
-      return { sandboxId: (host[2] as string).toLowerCase(), port, path: url };
-    }
-    return undefined;
+    if (!Number.isInteger(found.port) || found.port < 1 || found.port > 65535) return "bad";
+    const prefix = execdPrefixOf(found.port);
+    if (!prefix) return found;
+    const inside = resolvedPath(found.path);
+    return inside === undefined ? "bad" : { ...found, path: `${prefix}${inside}` };
   };
 
   /**
    * The envd token opens every port; the traffic token every port but envd's, as on E2B (the code
    * interpreter's calls other than `/execute` carry only the traffic token).
    */
-  const authorized = (request: FastifyRequest, to: Addressed): boolean => {
-    const envd = header(request, "x-access-token");
-    if (envd && safeEqual(envd, envdAccessToken(options.secretKey, to.sandboxId))) return true;
-    const traffic = header(request, "e2b-traffic-access-token");
-    return (
-      to.port !== E2B_ENVD_PORT &&
+  const authorize = (headers: IncomingHttpHeaders, sandboxId: string, port: number): void => {
+    const envd = header(headers, "x-access-token");
+    if (envd && safeEqual(envd, envdAccessToken(options.secretKey, sandboxId))) return;
+    const traffic = header(headers, "e2b-traffic-access-token");
+    if (
+      port !== E2B_ENVD_PORT &&
       traffic !== undefined &&
-      safeEqual(traffic, trafficAccessToken(options.secretKey, to.sandboxId))
-    );
+      safeEqual(traffic, trafficAccessToken(options.secretKey, sandboxId))
+    )
+      return;
+    throw new PaddockError(Errors.unauthorized, "missing or wrong access token for this sandbox");
   };
 
-  const route = (to: Addressed): ProxyRoute => {
-    const execdPrefix =
-      to.port === E2B_ENVD_PORT
-        ? EXECD_ENVD_PREFIX
-        : to.port === E2B_CODE_INTERPRETER_PORT
-          ? EXECD_CODE_INTERPRETER_PREFIX
-          : undefined;
-    return {
-      match: () => ({
-        sandboxId: to.sandboxId,
-        port: to.port,
-        path: execdPrefix ? `${execdPrefix}${resolvedPath(to.path)}` : to.path,
-      }),
-      async resolve(req) {
-        const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
-        if (!execdPrefix)
-          return { ...(await options.sandboxes.target(to.sandboxId, to.port)), headers: cleared };
-        const target = await options.sandboxes.target(to.sandboxId, EXECD_PORT);
-        const headers: Record<string, string | null> = {
-          ...cleared,
-          [EXECD_TOKEN_HEADER.toLowerCase()]: options.sandboxes.tokens(to.sandboxId).execd,
-        };
-        // envd reads the user a call runs as from `Authorization: Basic base64(user:)`.
-        if (req.headers.authorization) headers.authorization = req.headers.authorization;
-        return { ...target, headers };
-      },
-    };
+  const route: ProxyRoute = {
+    match(req) {
+      const to = addressed(req);
+      return typeof to === "object" ? to : undefined;
+    },
+    async resolve(req, sandboxId, port) {
+      authorize(req.headers, sandboxId, port);
+      const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
+      if (!execdPrefixOf(port))
+        return { ...(await options.sandboxes.target(sandboxId, port)), headers: cleared };
+      const headers: Record<string, string | null> = {
+        ...cleared,
+        [EXECD_TOKEN_HEADER.toLowerCase()]: options.sandboxes.tokens(sandboxId).execd,
+      };
+      // envd reads the user a call runs as from `Authorization: Basic base64(user:)`.
+      if (req.headers.authorization) headers.authorization = req.headers.authorization;
+      return { ...(await options.sandboxes.target(sandboxId, EXECD_PORT)), headers };
+    },
   };
 
   const refuse = (reply: FastifyReply, status: number, message: string) =>
     reply.status(status).type("application/json").send({ code: status, message });
 
   app.addHook("onRequest", async (request, reply) => {
-    const to = addressed(request);
+    const to = addressed(request.raw);
     if (to === undefined) return;
-    if (to === "bad_port") return refuse(reply, 400, "E2b-Sandbox-Port must be a port number");
-    if (!authorized(request, to)) return refuse(reply, 401, "missing or wrong access token for this sandbox");
-    if (!URL.canParse(`http://sandbox${to.path}`))
-      return refuse(reply, 400, "the request path is not a URL path");
+    if (to === "bad")
+      return refuse(reply, 400, "E2b-Sandbox-Port must be a port number, and the path a URL path");
     try {
-      await forwardHttp(route(to), request, reply);
+      await forwardHttp(route, request, reply);
     } catch (error) {
+      if (isPaddockError(error) && error.status === 401) return refuse(reply, 401, error.message);
       // A sandbox that is gone, paused or not answering is E2B's 502: its SDKs read it as the
       // sandbox having timed out (and `isRunning()` as false).
       const message = isPaddockError(error) ? error.message : String(error);
       return refuse(reply, 502, `sandbox ${to.sandboxId} is not running: ${message}`);
     }
   });
+  return route;
 }

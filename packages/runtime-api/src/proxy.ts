@@ -12,8 +12,8 @@ import { apiKeyHeaders, requireApiKey } from "./auth.js";
  * and the control plane each define one; they share the forwarding below.
  */
 export interface ProxyRoute {
-  /** The sandbox, port and in-sandbox path a request URL names, or undefined when not ours. */
-  match(url: string): { sandboxId: string; port: number; path: string } | undefined;
+  /** The sandbox, port and in-sandbox path a request names, or undefined when not ours. */
+  match(req: IncomingMessage): { sandboxId: string; port: number; path: string } | undefined;
   /** Throws (401/404) unless the request may reach that sandbox; returns where to connect. */
   resolve(req: IncomingMessage, sandboxId: string, port: number): Promise<ProxyTarget>;
 }
@@ -63,7 +63,7 @@ export async function forwardHttp(
   request: FastifyRequest,
   reply: FastifyReply,
 ): Promise<void> {
-  const matched = route.match(request.raw.url ?? "");
+  const matched = route.match(request.raw);
   if (!matched) throw new PaddockError(Errors.notFound, "not a proxy path");
   const target = await route.resolve(request.raw, matched.sandboxId, matched.port);
   reply.hijack();
@@ -112,8 +112,8 @@ export function attachUpgradeProxy(
 ): void {
   server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on("error", () => socket.destroy());
-    const route = routes.find((candidate) => candidate.match(req.url ?? ""));
-    const matched = route?.match(req.url ?? "");
+    const route = routes.find((candidate) => candidate.match(req));
+    const matched = route?.match(req);
     if (!route || !matched) {
       if (otherwise) return otherwise(req, socket, head);
       socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
@@ -156,7 +156,8 @@ export function runtimeProxyRoute(options: {
 }): ProxyRoute {
   const pattern = /^\/sandboxes\/([^/]+)\/proxy\/(\d{1,5})(\/[^?]*)?(?:\?(.*))?$/;
   return {
-    match(url) {
+    match(req) {
+      const url = req.url ?? "";
       if (!url.startsWith(`${options.mountPath}/`)) return undefined;
       const found = pattern.exec(url.slice(options.mountPath.length));
       const port = Number(found?.[2]);

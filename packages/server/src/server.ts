@@ -62,6 +62,16 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
   let url = config.server.public_url;
   try {
     installErrorHandling(app, shapeFor(""), { logger });
+    // Before any route is registered: E2B's in-sandbox traffic is told apart by its headers or
+    // host, whatever its path, and never reaches the routes.
+    const e2bGateway = withControlPlane
+      ? installE2bGateway(app, {
+          sandboxes: stack.sandboxes,
+          secretKey: stack.secretKey,
+          publicUrl: () => url,
+          prefix: "/e2b",
+        })
+      : undefined;
     app.get("/health", async () => ({ status: "ok" }));
     await app.register(runtimeApi, {
       prefix: "/v1",
@@ -73,6 +83,8 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       diagnosticsInlineLimitBytes: config.server.diagnostics_inline_limit_bytes,
     });
     const proxyRoutes = [
+      // First: the gateway is told apart by headers or host, whatever the path.
+      ...(e2bGateway ? [e2bGateway] : []),
       runtimeProxyRoute({
         sandboxes: stack.sandboxes,
         apiKey: apiKey.key,
@@ -81,14 +93,6 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       }),
     ];
     if (options.controlPlane !== false) {
-      // Before any route is registered: E2B's in-sandbox traffic is told apart by its headers or
-      // host, whatever its path, and never reaches the routes.
-      installE2bGateway(app, {
-        sandboxes: stack.sandboxes,
-        secretKey: stack.secretKey,
-        publicUrl: () => url,
-        prefix: "/e2b",
-      });
       await registerOpenApi(app);
       await app.register(controlPlane, {
         db: stack.database.db,

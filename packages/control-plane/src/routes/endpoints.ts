@@ -56,8 +56,8 @@ export function redactEndpointUrl(url: string): string {
  */
 export function publicEndpointRoute(sandboxes: SandboxOperations, secretKey: string): ProxyRoute {
   return {
-    match(url) {
-      const parsed = parse(url);
+    match(req) {
+      const parsed = parse(req.url ?? "");
       return parsed && { sandboxId: parsed.sandboxId, port: parsed.port, path: parsed.path };
     },
     async resolve(req, sandboxId, port) {
