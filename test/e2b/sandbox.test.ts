@@ -303,6 +303,21 @@ describe("the stock e2b SDK: sandboxes", () => {
     );
   });
 
+  test("killing a sandbox ends the streams open to it: a background command's wait() is a TimeoutError", async () => {
+    const doomed = await Sandbox.create("base", { timeoutMs: 120_000 });
+    const handle = await doomed.commands.run("sleep 1000", { background: true, timeoutMs: 0 });
+    const waited = handle.wait().then(
+      () => "finished",
+      (error: Error) => error,
+    );
+    await doomed.kill();
+    const outcome = await Promise.race([
+      waited,
+      new Promise((resolve) => setTimeout(() => resolve("still open after 20 s"), 20_000)),
+    ]);
+    expect(outcome).toBeInstanceOf(TimeoutError);
+  });
+
   test("an expired sandbox is gone: not found through the API, a TimeoutError in the sandbox", async () => {
     const brief = await Sandbox.create("base", { timeoutMs: 2_000 });
     await new Promise((resolve) => setTimeout(resolve, 4_000));

@@ -12,7 +12,7 @@ import {
   safeEqual,
 } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
-import { forwardHttp, type ProxyRoute } from "@paddock/runtime-api";
+import { forwardHttp, type ProxyRoute, sandboxStillThere } from "@paddock/runtime-api";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { envdAccessToken, sandboxDomain, trafficAccessToken } from "./wire.js";
 
@@ -113,15 +113,16 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
     async resolve(req, sandboxId, port) {
       authorize(req.headers, sandboxId, port);
       const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
+      const stillThere = sandboxStillThere(options.sandboxes, sandboxId);
       if (!execdPrefixOf(port))
-        return { ...(await options.sandboxes.target(sandboxId, port)), headers: cleared };
+        return { ...(await options.sandboxes.target(sandboxId, port)), headers: cleared, stillThere };
       const headers: Record<string, string | null> = {
         ...cleared,
         [EXECD_TOKEN_HEADER.toLowerCase()]: options.sandboxes.tokens(sandboxId).execd,
       };
       // envd reads the user a call runs as from `Authorization: Basic base64(user:)`.
       if (req.headers.authorization) headers.authorization = req.headers.authorization;
-      return { ...(await options.sandboxes.target(sandboxId, EXECD_PORT)), headers };
+      return { ...(await options.sandboxes.target(sandboxId, EXECD_PORT)), headers, stillThere };
     },
   };
 

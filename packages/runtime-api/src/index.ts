@@ -13,6 +13,7 @@ export {
   forwardHttp,
   type ProxyRoute,
   runtimeProxyRoute,
+  sandboxStillThere,
   splitPath,
   streamingBodies,
 } from "./proxy.js";

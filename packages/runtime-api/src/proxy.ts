@@ -23,6 +23,44 @@ export interface ProxyTarget {
   port: number;
   /** Headers the route sets on what is forwarded (after ours are stripped); null removes one. */
   headers?: Record<string, string | null>;
+  /** Whether the sandbox still exists, asked while an exchange with it stays open. */
+  stillThere?: () => Promise<boolean>;
+}
+
+/**
+ * How often an open exchange (a stream, a WebSocket) asks whether its sandbox still exists. A
+ * deleted sandbox's connections can vanish with its network namespace without a FIN or RST (so
+ * under gVisor), which would leave the client's stream, and the server's shutdown, waiting.
+ */
+const stillThereIntervalMs = 2000;
+
+/** Calls `end` once the target's sandbox is gone; returns what stops the watch. */
+function endWhenGone(target: ProxyTarget, end: () => void): () => void {
+  const { stillThere } = target;
+  if (!stillThere) return () => {};
+  const timer = setInterval(() => {
+    stillThere().then(
+      (there) => {
+        if (!there) end();
+      },
+      () => {},
+    );
+  }, stillThereIntervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** A `stillThere` for routes over SandboxOperations: false once the sandbox is deleted or ending. */
+export function sandboxStillThere(sandboxes: SandboxOperations, sandboxId: string): () => Promise<boolean> {
+  return async () => {
+    try {
+      const { state } = (await sandboxes.get(sandboxId)).status;
+      return state !== "Stopping" && state !== "Terminated" && state !== "Failed";
+    } catch (error) {
+      if (isPaddockError(error) && error.status === 404) return false;
+      throw error;
+    }
+  };
 }
 
 /** Headers that are ours, not the sandbox's: never forwarded. */
@@ -91,7 +129,14 @@ export async function forwardHttp(
       }),
     );
   });
-  res.on("close", () => upstream.destroy());
+  const stopWatching = endWhenGone(target, () => {
+    upstream.destroy();
+    res.destroy();
+  });
+  res.on("close", () => {
+    stopWatching();
+    upstream.destroy();
+  });
   request.raw.pipe(upstream);
 }
 
@@ -99,6 +144,14 @@ export async function forwardHttp(
 export function streamingBodies(app: Parameters<FastifyPluginAsync>[0]): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", (_request, _payload, done) => done(null));
+}
+
+/**
+ * Answers an upgrade with a status and closes the socket once that is sent: a client that never
+ * closes its side cannot keep the connection (and the server's shutdown) waiting.
+ */
+function refuseUpgrade(socket: Duplex, status: string): void {
+  socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`, () => socket.destroy());
 }
 
 /**
@@ -116,7 +169,7 @@ export function attachUpgradeProxy(
     const matched = route?.match(req);
     if (!route || !matched) {
       if (otherwise) return otherwise(req, socket, head);
-      socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+      refuseUpgrade(socket, "404 Not Found");
       return;
     }
     void (async () => {
@@ -133,15 +186,19 @@ export function attachUpgradeProxy(
           upstream.pipe(socket);
           socket.pipe(upstream);
         });
+        const stopWatching = endWhenGone(target, () => socket.destroy());
         upstream.on("error", () => socket.destroy());
-        socket.on("close", () => upstream.destroy());
+        socket.on("close", () => {
+          stopWatching();
+          upstream.destroy();
+        });
         upstream.on("close", () => socket.destroy());
       } catch (error) {
         const status = isPaddockError(error) ? error.status : 502;
         const text =
           { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 409: "Conflict" }[status] ??
           "Bad Gateway";
-        socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+        refuseUpgrade(socket, `${status} ${text}`);
       }
     })();
   });
@@ -169,7 +226,10 @@ export function runtimeProxyRoute(options: {
       if (!(typeof token === "string" && acceptAccessToken(options.secretKey, sandboxId, token))) {
         requireApiKey(req, options.apiKey);
       }
-      return options.sandboxes.target(sandboxId, port);
+      return {
+        ...(await options.sandboxes.target(sandboxId, port)),
+        stillThere: sandboxStillThere(options.sandboxes, sandboxId),
+      };
     },
   };
 }

@@ -2,7 +2,13 @@ import { createHmac } from "node:crypto";
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Errors, PaddockError, safeEqual } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
-import { accessTokenHeader, forwardHttp, type ProxyRoute, streamingBodies } from "@paddock/runtime-api";
+import {
+  accessTokenHeader,
+  forwardHttp,
+  type ProxyRoute,
+  sandboxStillThere,
+  streamingBodies,
+} from "@paddock/runtime-api";
 import type { FastifyRequest } from "fastify";
 import { authenticate, principalOf } from "../auth-hook.js";
 import type { Identity } from "../identity.js";
@@ -77,7 +83,10 @@ export function publicEndpointRoute(sandboxes: SandboxOperations, secretKey: str
       if (expires * 1000 < Date.now()) {
         throw new PaddockError(Errors.unauthorized, "this endpoint URL has expired; ask for a new one");
       }
-      return sandboxes.target(sandboxId, port);
+      return {
+        ...(await sandboxes.target(sandboxId, port)),
+        stillThere: sandboxStillThere(sandboxes, sandboxId),
+      };
     },
   };
 }

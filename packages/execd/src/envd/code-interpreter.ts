@@ -45,9 +45,6 @@ export class CodeInterpreter {
     return routes.map(([method, path, handler]) => route(method, `${prefix}${path}`, plainErrors(handler)));
   }
 
-  /** Contexts belong to execd's code contexts, which execd closes itself. */
-  closeAll(): void {}
-
   private async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
     const language = noBash(optionalString(body, "language") ?? "python");

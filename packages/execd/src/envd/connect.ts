@@ -163,6 +163,22 @@ export function timeoutOf(headers: IncomingHttpHeaders): number | undefined {
   return Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= maxTimerMs ? timeoutMs : undefined;
 }
 
+/** Keepalive period when the client names none (E2B's SDKs ask for 50 s), and the longest. */
+const defaultKeepaliveSeconds = 50;
+const maxKeepaliveSeconds = 3600;
+
+/**
+ * How often a stream sends a keepalive: the period the client asks for in
+ * `Keepalive-Ping-Interval` (seconds), bounded. Keepalives keep proxies from closing a stream that
+ * has nothing to say for a while.
+ */
+export function keepaliveMs(headers: IncomingHttpHeaders): number {
+  const asked = Number(headers["keepalive-ping-interval"]);
+  const seconds =
+    Number.isFinite(asked) && asked >= 1 ? Math.min(asked, maxKeepaliveSeconds) : defaultKeepaliveSeconds;
+  return seconds * 1000;
+}
+
 function contextOf(req: IncomingMessage, res: ServerResponse): { context: CallContext; done(): void } {
   const controller = new AbortController();
   const onClose = () => controller.abort(new ConnectError("canceled", "the client went away"));

@@ -1,9 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { lstat, readdir, rename, rm, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Environment } from "../environment.js";
 import type { Route } from "../server.js";
-import { type CallContext, ConnectError, connectRoutes, type Message } from "./connect.js";
+import { type CallContext, ConnectError, connectRoutes, keepaliveMs, type Message } from "./connect.js";
 import { entryInfo } from "./files-entry.js";
 import { Accounts, ensureDirectory, resolvePath } from "./files-user.js";
 import { DirectoryWatch, type WatchEvent } from "./watch-tree.js";
@@ -12,8 +11,6 @@ import { DirectoryWatch, type WatchEvent } from "./watch-tree.js";
 const maxListEntries = 100_000;
 /** Watchers polled with GetWatcherEvents that one sandbox may hold at once. */
 const maxPollingWatchers = 1000;
-/** Keepalives without a `Keepalive-Ping-Interval` header (envd's SDKs always send one). */
-const defaultKeepaliveSeconds = 50;
 
 function text(request: Message, name: string): string {
   const value = request[name] ?? "";
@@ -66,8 +63,6 @@ async function watchable(path: string): Promise<void> {
 export class EnvdFilesystem {
   private readonly pollingWatchers = new Map<string, DirectoryWatch>();
   private readonly streamingWatches = new Set<DirectoryWatch>();
-
-  constructor(readonly env: Environment) {}
 
   routes(prefix: string): Route[] {
     return connectRoutes(prefix, "filesystem.Filesystem", {
@@ -154,13 +149,9 @@ export class EnvdFilesystem {
           const stop = () => watch.close();
           context.signal.addEventListener("abort", stop);
           if (context.signal.aborted) stop();
-          const seconds = Number(context.headers["keepalive-ping-interval"]);
-          const interval =
-            Number.isFinite(seconds) && seconds >= 1 ? Math.min(seconds, 3600) : defaultKeepaliveSeconds;
-          // Keepalives keep proxies from closing a watch that sees no events for a while.
           const keepalive = setInterval(
             () => send({ keepalive: {} }).catch(() => undefined),
-            interval * 1000,
+            keepaliveMs(context.headers),
           );
           try {
             await send({ start: {} });

@@ -17,24 +17,22 @@ import { EnvdProcesses } from "./process.js";
 export class Envd {
   private readonly processes: EnvdProcesses;
   private readonly filesystem: EnvdFilesystem;
-  private readonly interpreter: CodeInterpreter;
   readonly routes: Route[];
 
   constructor(deps: { env: Environment; code: CodeContexts; metrics: Metrics }) {
     this.processes = new EnvdProcesses(deps.env);
-    this.filesystem = new EnvdFilesystem(deps.env);
-    this.interpreter = new CodeInterpreter(deps.code);
+    this.filesystem = new EnvdFilesystem();
     this.routes = [
       ...this.processes.routes(EXECD_ENVD_PREFIX),
       ...this.filesystem.routes(EXECD_ENVD_PREFIX),
       ...envdHttpRoutes(EXECD_ENVD_PREFIX, deps),
-      ...this.interpreter.routes(EXECD_CODE_INTERPRETER_PREFIX),
+      // The interpreter's contexts are execd's code contexts, which execd closes itself.
+      ...new CodeInterpreter(deps.code).routes(EXECD_CODE_INTERPRETER_PREFIX),
     ];
   }
 
   closeAll(): void {
     this.processes.closeAll();
     this.filesystem.closeAll();
-    this.interpreter.closeAll();
   }
 }

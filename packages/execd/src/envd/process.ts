@@ -1,8 +1,14 @@
-import type { IncomingHttpHeaders } from "node:http";
 import type { Environment } from "../environment.js";
 import type { Route } from "../server.js";
 import { WarmShell } from "../warm-shell.js";
-import { type CallContext, ConnectError, connectRoutes, type Message, timeoutOf } from "./connect.js";
+import {
+  type CallContext,
+  ConnectError,
+  connectRoutes,
+  keepaliveMs,
+  type Message,
+  timeoutOf,
+} from "./connect.js";
 import type { Watcher } from "./process-feed.js";
 import type { StartRequest } from "./process-messages.js";
 import {
@@ -20,9 +26,6 @@ import { runAs, workingDirectory } from "./process-user.js";
 
 /** How long SendSignal(SIGKILL) waits for the process to be gone, so a `list()` after it agrees. */
 const killSettleMs = 2000;
-/** Keepalive period when the client names none (the SDK asks for 50 s), and its bounds. */
-const defaultKeepaliveSeconds = 50;
-const maxKeepaliveSeconds = 3600;
 
 /**
  * envd's `process.Process` service over Connect: processes keyed by pid (and an optional tag),
@@ -184,12 +187,4 @@ function warmCommand(request: StartRequest): string | undefined {
   if (cmd !== loginShell || args.length !== 3 || login !== "-l" || dashC !== "-c") return undefined;
   if (request.pty || request.stdin || Object.keys(envs).length > 0) return undefined;
   return command;
-}
-
-/** The keepalive period the client asks for in `Keepalive-Ping-Interval` (seconds), bounded. */
-function keepaliveMs(headers: IncomingHttpHeaders): number {
-  const asked = Number(headers["keepalive-ping-interval"]);
-  const seconds =
-    Number.isFinite(asked) && asked >= 1 ? Math.min(asked, maxKeepaliveSeconds) : defaultKeepaliveSeconds;
-  return seconds * 1000;
 }
