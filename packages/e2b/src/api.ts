@@ -242,12 +242,11 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
   };
   const createSchema = { ...hidden, body: NewSandbox };
-  app.post("/sandboxes", { schema: createSchema }, async (request, reply) =>
-    reply.status(201).send(await create(request, request.body)),
-  );
-  app.post("/v2/sandboxes", { schema: createSchema }, async (request, reply) =>
-    reply.status(201).send(await create(request, request.body)),
-  );
+  for (const path of ["/sandboxes", "/v2/sandboxes"]) {
+    app.post(path, { schema: createSchema }, async (request, reply) =>
+      reply.status(201).send(await create(request, request.body)),
+    );
+  }
 
   /** Every sandbox of the caller in `states` whose metadata matches, oldest first. */
   const listAll = async (request: FastifyRequest, states: E2bState[], metadata?: Record<string, string>) => {
@@ -255,7 +254,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     for (let page = 1; ; page++) {
       const result = await sandboxes.list({
         owner: owner(request),
-        states: states.flatMap((state) => paddockStates[state]) as never,
+        states: states.flatMap((state) => paddockStates[state]),
         ...(metadata ? { metadata } : {}),
         page,
         pageSize: 200,

@@ -1,5 +1,5 @@
 import { deriveSecret, E2B_ENVD_VERSION, parseCpuMillis, parseMemoryBytes } from "@paddock/common";
-import type { Sandbox } from "@paddock/runtime";
+import type { Sandbox, SandboxState } from "@paddock/runtime";
 
 /**
  * E2B's names for Paddock's templates. E2B's SDKs default to `base` (and the code interpreter to
@@ -14,25 +14,17 @@ export const templateAliases: Record<string, string> = {
 /** E2B knows two states: a sandbox is running or paused; the rest are not listed. */
 export type E2bState = "running" | "paused";
 
-export function e2bState(sandbox: Sandbox): E2bState | undefined {
-  switch (sandbox.status.state) {
-    case "Pending":
-    case "Running":
-    case "Resuming":
-      return "running";
-    case "Pausing":
-    case "Paused":
-      return "paused";
-    default:
-      return undefined;
-  }
-}
-
-/** Paddock's states behind each E2B state, for list filters. */
-export const paddockStates: Record<E2bState, string[]> = {
+/** Paddock's states behind each E2B state: the one table both directions are read from. */
+export const paddockStates: Record<E2bState, SandboxState[]> = {
   running: ["Pending", "Running", "Resuming"],
   paused: ["Pausing", "Paused"],
 };
+
+export function e2bState(sandbox: Sandbox): E2bState | undefined {
+  if (paddockStates.running.includes(sandbox.status.state)) return "running";
+  if (paddockStates.paused.includes(sandbox.status.state)) return "paused";
+  return undefined;
+}
 
 /**
  * The sandbox's envd token (E2B's `envdAccessToken`, sent as `X-Access-Token`): opens its
