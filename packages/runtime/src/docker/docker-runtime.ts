@@ -147,17 +147,29 @@ export class DockerRuntime implements Runtime {
             const event = parseEvent(line);
             if (!event) continue;
             if (event.action === "oom") oomKilled.add(event.sandboxId);
-            else {
-              listener(event.sandboxId, {
-                ...(event.exitCode !== undefined ? { exitCode: event.exitCode } : {}),
-                oomKilled: oomKilled.delete(event.sandboxId),
-              });
-            }
+            else this.reportExit(event, oomKilled.delete(event.sandboxId), listener);
           }
         });
         stream.on("error", (error) => this.logger.warn({ err: error }, "docker event stream failed"));
       })
       .catch((error) => this.logger.warn({ err: error }, "cannot watch docker events"));
+  }
+
+  /**
+   * Docker's `oom` event usually comes before the `die` one, but not always: without it, the
+   * container's own record (`State.OOMKilled`) says whether memory killed it.
+   */
+  private reportExit(
+    event: { sandboxId: string; exitCode?: number },
+    oomSeen: boolean,
+    listener: (sandboxId: string, exit: WorkloadExit) => void,
+  ): void {
+    const exitCode = event.exitCode !== undefined ? { exitCode: event.exitCode } : {};
+    if (oomSeen) listener(event.sandboxId, { ...exitCode, oomKilled: true });
+    else
+      void this.inspectWorkload(event.sandboxId).then((status) =>
+        listener(event.sandboxId, { ...exitCode, oomKilled: status.oomKilled ?? false }),
+      );
   }
 
   hasGpu(): boolean {
