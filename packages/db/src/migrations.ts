@@ -269,6 +269,23 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
       await db.schema.alterTable("snapshots").addColumn("replica", "text").execute();
     },
   },
+  "0008_usage_days": {
+    async up(db: Kysely<unknown>) {
+      // Running time per account and UTC day (`YYYY-MM-DD`), written with sandbox_usage.
+      await db.schema
+        .createTable("account_usage_days")
+        .addColumn("account_id", "text", (c) => c.notNull())
+        .addColumn("day", "text", (c) => c.notNull())
+        .addColumn("running_ms", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("account_usage_days_pk", ["account_id", "day"])
+        .execute();
+      // Time counted before days were kept goes on the day each sandbox was first counted in its
+      // period: not the day it ran, but each period's days still add up to its total.
+      await sql`insert into account_usage_days (account_id, day, running_ms)
+        select account_id, substr(started_at, 1, 10), sum(running_ms)
+        from sandbox_usage group by account_id, substr(started_at, 1, 10)`.execute(db);
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

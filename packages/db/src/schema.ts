@@ -129,6 +129,15 @@ export interface SandboxUsageTable {
   updated_at: string;
 }
 
+/** Running time of an account's sandboxes on one UTC day, for the per-day usage chart. */
+export interface AccountUsageDaysTable {
+  account_id: string;
+  /** `YYYY-MM-DD` (UTC). */
+  day: string;
+  /** PostgreSQL's bigint arrives as a string. */
+  running_ms: number | string;
+}
+
 export interface UsageMetersTable {
   /** A sandbox that is Running and owned by an account: its time since `since` is not yet counted. */
   sandbox_id: string;
@@ -203,6 +212,7 @@ export interface Database {
   memory_tags: MemoryTagsTable;
   sandbox_usage: SandboxUsageTable;
   usage_meters: UsageMetersTable;
+  account_usage_days: AccountUsageDaysTable;
   account_billing: AccountBillingTable;
   billing_events: BillingEventsTable;
   payment_credentials: PaymentCredentialsTable;

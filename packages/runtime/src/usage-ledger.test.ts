@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxState } from "./state-machine.js";
 import { sandboxRecord } from "./testing/records.js";
-import { periodOf, splitByPeriod, UsageLedger } from "./usage-ledger.js";
+import { periodOf, splitByDay, splitByPeriod, UsageLedger } from "./usage-ledger.js";
 
 // The ledger's bookkeeping on both engines, with explicit times (no sandboxes, no sleeping).
 
@@ -21,6 +21,18 @@ test("periods are calendar months in UTC, and a stretch is cut at their boundari
     { period: "2025-02", from: at("2025-02-01T00:00:00Z"), ms: 90_000 },
   ]);
   expect(splitByPeriod(at("2025-02-01T00:00:00Z"), at("2025-02-01T00:00:00Z"))).toEqual([]);
+});
+
+test("a stretch is cut at UTC midnights, each piece named by its day", () => {
+  expect(splitByDay(at("2025-02-28T23:00:00Z"), at("2025-03-02T01:30:00Z"))).toEqual([
+    { day: "2025-02-28", ms: 3_600_000 },
+    { day: "2025-03-01", ms: 86_400_000 },
+    { day: "2025-03-02", ms: 5_400_000 },
+  ]);
+  expect(splitByDay(at("2025-03-01T10:00:00Z"), at("2025-03-01T10:00:05Z"))).toEqual([
+    { day: "2025-03-01", ms: 5_000 },
+  ]);
+  expect(splitByDay(at("2025-03-01T10:00:00Z"), at("2025-03-01T10:00:00Z"))).toEqual([]);
 });
 
 describe.each(testEngines)("usage ledger on %s", (engine) => {
@@ -80,6 +92,36 @@ describe.each(testEngines)("usage ledger on %s", (engine) => {
         },
       ],
     });
+  });
+
+  test("days: each UTC day of the period up to today, checkpointed and live time on its day", async () => {
+    await sandbox("sbx-days", "acct-days", "Running");
+    // Open across a month's end and two midnights; the first checkpoint splits the stored part.
+    await ledger.openIfRunning("sbx-days", at("2025-05-31T23:00:00Z"));
+    await ledger.checkpoint(at("2025-06-01T00:30:00Z"));
+    await ledger.close("sbx-days", at("2025-06-02T00:15:00Z"));
+    await sandbox("sbx-days-2", "acct-days", "Running");
+    await ledger.openIfRunning("sbx-days-2", at("2025-06-03T23:59:00Z"));
+    const now = at("2025-06-04T00:02:00Z");
+    const days = await ledger.accountDays("acct-days", now);
+    expect(days).toEqual([
+      { day: "2025-06-01", runningMs: 86_400_000 },
+      { day: "2025-06-02", runningMs: 900_000 },
+      { day: "2025-06-03", runningMs: 60_000 },
+      { day: "2025-06-04", runningMs: 120_000 },
+    ]);
+    const total = days.reduce((sum, day) => sum + day.runningMs, 0);
+    expect(total).toBe((await ledger.accountUsage("acct-days", now)).runningMs);
+    // May's hour stayed in May; the first of a month lists that one day.
+    expect(await ledger.accountDays("acct-days", at("2025-05-31T23:30:00Z"))).toHaveLength(31);
+    expect((await ledger.accountDays("acct-days", at("2025-05-31T23:30:00Z")))[30]).toEqual({
+      day: "2025-05-31",
+      runningMs: 3_600_000,
+    });
+    expect(await ledger.accountDays("acct-other", at("2025-07-01T00:00:00Z"))).toEqual([
+      { day: "2025-07-01", runningMs: 0 },
+    ]);
+    await ledger.close("sbx-days-2", now);
   });
 
   test("only Running account sandboxes are metered; open time is counted live", async () => {

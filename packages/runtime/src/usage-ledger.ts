@@ -29,6 +29,24 @@ export function splitByPeriod(from: Date, to: Date): Array<{ period: string; fro
   return pieces;
 }
 
+/** The stretch [from, to) cut at UTC midnights, each piece named by its day (`YYYY-MM-DD`). */
+export function splitByDay(from: Date, to: Date): Array<{ day: string; ms: number }> {
+  const pieces: Array<{ day: string; ms: number }> = [];
+  let cursor = from;
+  while (cursor < to) {
+    const next = new Date(Date.UTC(cursor.getUTCFullYear(), cursor.getUTCMonth(), cursor.getUTCDate() + 1));
+    const end = next < to ? next : to;
+    pieces.push({ day: dayOf(cursor), ms: end.getTime() - cursor.getTime() });
+    cursor = end;
+  }
+  return pieces;
+}
+
+/** The UTC day of an instant, `YYYY-MM-DD`. */
+export function dayOf(at: Date): string {
+  return at.toISOString().slice(0, 10);
+}
+
 export interface SandboxUsage {
   sandboxId: string;
   template: string | null;
@@ -178,6 +196,34 @@ export class UsageLedger {
     return { runningMs: Number(stored?.total ?? 0) + live, running: meters.length };
   }
 
+  /**
+   * The account's running time on each UTC day of the period of `at`, from its first day to the
+   * day of `at` (days without any time included), with time not yet checkpointed.
+   */
+  async accountDays(accountId: string, at = new Date()): Promise<Array<{ day: string; runningMs: number }>> {
+    const period = periodOf(at);
+    const days = new Map(splitByDay(period.start, at).map(({ day }) => [day, 0]));
+    days.set(dayOf(at), 0); // `at` exactly at midnight: today has no time yet, but is listed
+    const stored = await this.db
+      .selectFrom("account_usage_days")
+      .select(["day", "running_ms"])
+      .where("account_id", "=", accountId)
+      .where("day", ">=", dayOf(period.start))
+      .where("day", "<=", dayOf(at))
+      .execute();
+    for (const row of stored) days.set(row.day, (days.get(row.day) ?? 0) + Number(row.running_ms));
+    const meters = await this.db
+      .selectFrom("usage_meters")
+      .select("since")
+      .where("account_id", "=", accountId)
+      .execute();
+    for (const meter of meters) {
+      const since = new Date(Math.max(Date.parse(meter.since), period.start.getTime()));
+      for (const { day, ms } of splitByDay(since, at)) days.set(day, (days.get(day) ?? 0) + ms);
+    }
+    return [...days].map(([day, runningMs]) => ({ day, runningMs }));
+  }
+
   /** One page of the account's sandboxes counted in the period of `at`, newest first. */
   async sandboxUsage(
     accountId: string,
@@ -251,6 +297,18 @@ async function addTime(
         oc.columns(["sandbox_id", "period"]).doUpdateSet((eb) => ({
           running_ms: eb("sandbox_usage.running_ms", "+", eb.ref("excluded.running_ms")),
           updated_at: eb.ref("excluded.updated_at"),
+        })),
+      )
+      .execute();
+  }
+  // The same time per UTC day, for the account's daily figures.
+  for (const piece of splitByDay(from, to)) {
+    await queries
+      .insertInto("account_usage_days")
+      .values({ account_id: meter.account_id, day: piece.day, running_ms: piece.ms })
+      .onConflict((oc) =>
+        oc.columns(["account_id", "day"]).doUpdateSet((eb) => ({
+          running_ms: eb("account_usage_days.running_ms", "+", eb.ref("excluded.running_ms")),
         })),
       )
       .execute();
