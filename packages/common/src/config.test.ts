@@ -66,6 +66,19 @@ describe("configuration", () => {
     );
   });
 
+  test("the upload limit defaults to 4 GiB, 0 lifts it, and a fraction or a negative size is refused", () => {
+    expect(loadConfig({ env: {} }).server.max_upload_bytes).toBe(4294967296);
+    expect(loadConfig({ env: { PADDOCK_SERVER_MAX_UPLOAD_BYTES: "0" } }).server.max_upload_bytes).toBe(0);
+    expect(
+      loadConfig({ file: file("[server]\nmax_upload_bytes = 1048576\n"), env: {} }).server.max_upload_bytes,
+    ).toBe(1048576);
+    for (const bad of ["-1", "1.5"]) {
+      expect(() => loadConfig({ env: { PADDOCK_SERVER_MAX_UPLOAD_BYTES: bad } })).toThrowError(
+        /server.max_upload_bytes must be a whole number of bytes/,
+      );
+    }
+  });
+
   test("billing and payments take Stripe settings from the file or the environment, and refuse a bad API address", () => {
     const config = loadConfig({
       file: file('[billing]\nstripe_secret_key = "sk_test_file"\npro_price_id = "price_1"\n'),

@@ -27,6 +27,8 @@ export const defaultConfig = {
     max_sandbox_timeout_seconds: 7 * 24 * 3600,
     /** Diagnostics larger than this are offered as a download URL instead of inline. */
     diagnostics_inline_limit_bytes: 64 * 1024,
+    /** Most bytes one file upload into a sandbox may carry (`/files/upload`, raw `/files/write`); 0 = no limit. */
+    max_upload_bytes: 4 * 2 ** 30,
     log_level: "info",
   },
   database: {
@@ -276,6 +278,9 @@ function validate(config: PaddockConfig): void {
   if (!(config.database.lease_seconds >= 1))
     throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
+  if (!Number.isSafeInteger(config.server.max_upload_bytes) || config.server.max_upload_bytes < 0) {
+    throw new ConfigError("server.max_upload_bytes must be a whole number of bytes, 0 or more (0: no limit)");
+  }
   for (const key of ["checkpoint_interval_seconds", "enforce_interval_seconds"] as const) {
     if (!(config.usage[key] > 0)) throw new ConfigError(`usage.${key} must be more than 0`);
   }
