@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
 import {
   chmod,
   chown,
@@ -175,61 +175,77 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
   else sendJson(res, 200, {});
 }
 
-/** Multipart upload: each file is a `metadata` JSON part followed by its `file` part, streamed to disk. */
+/**
+ * Multipart upload: each file is a `metadata` JSON part followed by its `file` part, streamed to
+ * a partial file beside its target and renamed over it once whole. An upload that fails (cut off,
+ * malformed) removes its partial files, so every target is either the new file or as it was.
+ */
 export async function upload(req: IncomingMessage, res: ServerResponse): Promise<void> {
   let pending: { path: string; permission: Record<string, unknown> } | undefined;
   const written: string[] = [];
   const finishing: Array<Promise<void>> = [];
-  await readMultipart(req, (part) => {
-    const chunks: Buffer[] = [];
-    if (part.name === "metadata") {
+  /** Partial files not yet renamed to their targets. */
+  const partials = new Map<string, Promise<WriteStream>>();
+  try {
+    await readMultipart(req, (part) => {
+      const chunks: Buffer[] = [];
+      if (part.name === "metadata") {
+        return {
+          write: async (chunk) => {
+            chunks.push(chunk);
+          },
+          end: async () => {
+            let metadata: unknown;
+            try {
+              metadata = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+            } catch {
+              throw badRequest("upload metadata is not valid JSON");
+            }
+            if (!isRecord(metadata) || typeof metadata.path !== "string" || !metadata.path) {
+              throw badRequest("upload metadata needs a path");
+            }
+            pending = { path: resolve(metadata.path), permission: metadata };
+          },
+        };
+      }
+      if (!pending) throw badRequest("each file part must follow its metadata part");
+      const target = pending;
+      pending = undefined;
+      const partial = `${target.path}.upload-${process.pid}`;
+      // Open only once the directory exists (opening first races mkdir and fails with ENOENT), and
+      // let every wait below fail on a stream error instead of waiting for a drain that never comes.
+      const opening = mkdir(dirname(target.path), { recursive: true }).then(async () => {
+        const stream = createWriteStream(partial, { highWaterMark: transferBuffer });
+        await once(stream, "open");
+        return stream;
+      });
+      opening.catch(() => undefined);
+      partials.set(partial, opening);
       return {
         write: async (chunk) => {
-          chunks.push(chunk);
+          const stream = await opening;
+          if (!stream.write(chunk)) await once(stream, "drain");
         },
         end: async () => {
-          let metadata: unknown;
-          try {
-            metadata = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-          } catch {
-            throw badRequest("upload metadata is not valid JSON");
-          }
-          if (!isRecord(metadata) || typeof metadata.path !== "string" || !metadata.path) {
-            throw badRequest("upload metadata needs a path");
-          }
-          pending = { path: resolve(metadata.path), permission: metadata };
+          const stream = await opening;
+          const finished = once(stream, "finish");
+          stream.end();
+          await finished;
+          await rename(partial, target.path);
+          partials.delete(partial);
+          const { mode, owner, group } = target.permission;
+          finishing.push(applyPermission(target.path, { mode, owner, group }));
+          written.push(target.path);
         },
       };
-    }
-    if (!pending) throw badRequest("each file part must follow its metadata part");
-    const target = pending;
-    pending = undefined;
-    const partial = `${target.path}.upload-${process.pid}`;
-    // Open only once the directory exists (opening first races mkdir and fails with ENOENT), and
-    // let every wait below fail on a stream error instead of waiting for a drain that never comes.
-    const opening = mkdir(dirname(target.path), { recursive: true }).then(async () => {
-      const stream = createWriteStream(partial, { highWaterMark: transferBuffer });
-      await once(stream, "open");
-      return stream;
     });
-    opening.catch(() => undefined);
-    return {
-      write: async (chunk) => {
-        const stream = await opening;
-        if (!stream.write(chunk)) await once(stream, "drain");
-      },
-      end: async () => {
-        const stream = await opening;
-        const finished = once(stream, "finish");
-        stream.end();
-        await finished;
-        await rename(partial, target.path);
-        const { mode, owner, group } = target.permission;
-        finishing.push(applyPermission(target.path, { mode, owner, group }));
-        written.push(target.path);
-      },
-    };
-  });
+  } catch (error) {
+    for (const [partial, opening] of partials) {
+      (await opening.catch(() => undefined))?.destroy();
+      await rm(partial, { force: true });
+    }
+    throw error;
+  }
   await Promise.all(finishing);
   sendJson(res, 200, { files: written });
 }
