@@ -4,6 +4,7 @@ export { KubernetesRuntime, type KubernetesRuntimeOptions } from "./kubernetes/k
 export * from "./model.js";
 export { WarmPools } from "./pool.js";
 export * from "./runtime.js";
+export type { ChangeListener, SandboxChange } from "./sandbox-changes.js";
 export { SandboxService } from "./sandbox-service.js";
 export * from "./services.js";
 export { SnapshotService } from "./snapshot-service.js";

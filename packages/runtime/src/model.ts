@@ -89,6 +89,7 @@ export interface Page<T> {
 export interface SandboxFilter {
   owner?: string | null;
   states?: string[];
+  template?: string;
   metadata?: Record<string, string>;
   page?: number;
   pageSize?: number;

@@ -1,9 +1,13 @@
 import type { Db, SandboxesTable } from "@paddock/db";
 import type { Sandbox, SandboxFilter } from "./model.js";
+import type { SandboxWrite } from "./sandbox-changes.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
 
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
 export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
+
+/** Told of every write to a sandbox row (state, metadata, expiry, a claim, its removal), after it. */
+export type WriteObserver = (write: SandboxWrite) => Promise<void>;
 
 /**
  * Persistence of sandboxes: rows in, `Sandbox` models out. Every insert and state change records
@@ -15,6 +19,7 @@ export class SandboxRepository {
     private readonly db: Db,
     private readonly observe: StateObserver = async () => undefined,
     private readonly replica: string | null = null,
+    private readonly written: WriteObserver = async () => undefined,
   ) {}
 
   async insert(sandbox: Sandbox): Promise<void> {
@@ -23,6 +28,7 @@ export class SandboxRepository {
       .values({ ...toRow(sandbox), replica: this.replica })
       .execute();
     await this.observe(sandbox.id, sandbox.status.state);
+    await this.written({ id: sandbox.id, owner: sandbox.owner });
   }
 
   async find(id: string): Promise<Sandbox | undefined> {
@@ -30,9 +36,9 @@ export class SandboxRepository {
     return row ? fromRow(row) : undefined;
   }
 
-  /** All sandboxes matching owner and states, newest first; warm-pool members are not listed. */
+  /** All sandboxes matching owner, states and template, newest first; warm-pool members are not listed. */
   async findAll(
-    filter: Pick<SandboxFilter, "owner" | "states"> & { includePooled?: boolean },
+    filter: Pick<SandboxFilter, "owner" | "states" | "template"> & { includePooled?: boolean },
   ): Promise<Sandbox[]> {
     let query = this.db.selectFrom("sandboxes").selectAll().orderBy("created_at", "desc").orderBy("id");
     if (!filter.includePooled) query = query.where("pooled_for", "is", null);
@@ -41,6 +47,7 @@ export class SandboxRepository {
         filter.owner === null ? query.where("owner", "is", null) : query.where("owner", "=", filter.owner);
     }
     if (filter.states && filter.states.length > 0) query = query.where("state", "in", filter.states);
+    if (filter.template !== undefined) query = query.where("template", "=", filter.template);
     return (await query.execute()).map(fromRow);
   }
 
@@ -76,7 +83,7 @@ export class SandboxRepository {
     const sources = Array.isArray(from) ? from : [from];
     for (const source of sources) assertTransition(source, to, `move to ${to}`);
     const now = new Date().toISOString();
-    const result = await this.db
+    const moved = await this.db
       .updateTable("sandboxes")
       .set({
         state: to,
@@ -89,26 +96,32 @@ export class SandboxRepository {
       })
       .where("id", "=", id)
       .where("state", "in", sources)
+      .returning("owner")
       .executeTakeFirst();
-    const moved = Number(result.numUpdatedRows) > 0;
-    if (moved) await this.observe(id, to);
-    return moved;
+    if (!moved) return false;
+    await this.observe(id, to);
+    await this.written({ id, owner: moved.owner });
+    return true;
   }
 
   async setMetadata(id: string, metadata: Record<string, string>): Promise<void> {
-    await this.db
+    const row = await this.db
       .updateTable("sandboxes")
       .set({ metadata: JSON.stringify(metadata), updated_at: new Date().toISOString() })
       .where("id", "=", id)
-      .execute();
+      .returning("owner")
+      .executeTakeFirst();
+    if (row) await this.written({ id, owner: row.owner });
   }
 
   async setExpiresAt(id: string, expiresAt: string): Promise<void> {
-    await this.db
+    const row = await this.db
       .updateTable("sandboxes")
       .set({ expires_at: expiresAt, updated_at: new Date().toISOString() })
       .where("id", "=", id)
-      .execute();
+      .returning("owner")
+      .executeTakeFirst();
+    if (row) await this.written({ id, owner: row.owner });
   }
 
   /** Warm sandboxes of a template that are ready to be claimed (or, `Pending`, being created). */
@@ -161,6 +174,7 @@ export class SandboxRepository {
       if (Number(result.numUpdatedRows) > 0) {
         // Running for its new owner from now on.
         await this.observe(candidate.id, "Running");
+        await this.written({ id: candidate.id, owner: claim.owner });
         return candidate.id;
       }
     }
@@ -168,8 +182,13 @@ export class SandboxRepository {
   }
 
   async remove(id: string): Promise<void> {
-    await this.db.deleteFrom("sandboxes").where("id", "=", id).execute();
+    const row = await this.db
+      .deleteFrom("sandboxes")
+      .where("id", "=", id)
+      .returning("owner")
+      .executeTakeFirst();
     await this.observe(id, "Terminated");
+    if (row) await this.written({ id, owner: row.owner, removed: true });
   }
 }
 

@@ -16,6 +16,7 @@ import { type CreateSandboxInput, type Page, paginate, type Sandbox, type Sandbo
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";
+import type { ChangeListener, SandboxChanges } from "./sandbox-changes.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxOperations } from "./services.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
@@ -38,6 +39,8 @@ export interface SandboxServiceDeps {
   logger: Logger;
   secretKey: string;
   templates: Map<string, Template>;
+  /** What the repository's writes publish, for watchers of an account's sandboxes. */
+  changes: SandboxChanges;
   /** Background work (pause, resume) is tracked so shutdown can wait for it. */
   track: (work: Promise<unknown>) => void;
 }
@@ -297,6 +300,7 @@ export class SandboxService implements SandboxOperations {
     const all = await this.deps.sandboxes.findAll({
       ...(filter.owner !== undefined ? { owner: filter.owner } : {}),
       ...(filter.states ? { states: filter.states } : {}),
+      ...(filter.template !== undefined ? { template: filter.template } : {}),
     });
     const wanted = Object.entries(filter.metadata ?? {});
     const matching = all.filter((sandbox) => wanted.every(([key, value]) => sandbox.metadata[key] === value));
@@ -487,6 +491,14 @@ export class SandboxService implements SandboxOperations {
     }
     const text = parts.join("");
     return text.length > limit ? { text: text.slice(-limit), truncated: true } : { text, truncated: false };
+  }
+
+  watch(owner: string, listener: ChangeListener): () => void {
+    return this.deps.changes.watch(owner, listener);
+  }
+
+  get maxUploadBytes(): number {
+    return this.deps.config.server.max_upload_bytes;
   }
 
   /** Sets environment variables for every process execd starts in the sandbox from now on. */

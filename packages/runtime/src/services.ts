@@ -1,5 +1,6 @@
 import type { PaddockError } from "@paddock/common";
 import type { CreateSandboxInput, Page, Sandbox, SandboxFilter, Snapshot, SnapshotFilter } from "./model.js";
+import type { ChangeListener } from "./sandbox-changes.js";
 
 /**
  * What the HTTP surfaces (runtime API, control plane) call. Every method that takes `owner`
@@ -45,6 +46,13 @@ export interface SandboxOperations {
     scope: string,
     owner?: string | null,
   ): Promise<{ text: string; truncated: boolean }>;
+  /**
+   * Hands `listener` every change to `owner`'s sandboxes made through any replica (created,
+   * moved, metadata or expiry written, removed) until the returned function is called.
+   */
+  watch(owner: string, listener: ChangeListener): () => void;
+  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
+  readonly maxUploadBytes: number;
 }
 
 export interface SnapshotOperations {

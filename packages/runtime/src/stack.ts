@@ -9,6 +9,7 @@ import { WarmPools } from "./pool.js";
 import { ExpiryReaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import type { Runtime } from "./runtime.js";
+import { SandboxChanges } from "./sandbox-changes.js";
 import { SandboxRepository } from "./sandbox-repository.js";
 import { SandboxService } from "./sandbox-service.js";
 import { SnapshotRepository } from "./snapshot-repository.js";
@@ -72,7 +73,13 @@ export async function openRuntimeStack(
     config.usage.checkpoint_interval_seconds * 1000,
     leases.lease("usage-checkpoints"),
   );
-  const sandboxRepository = new SandboxRepository(database.db, meter.stateChanged, leases.replica);
+  const changes = new SandboxChanges(broadcasts, logger);
+  const sandboxRepository = new SandboxRepository(
+    database.db,
+    meter.stateChanged,
+    leases.replica,
+    changes.publish,
+  );
   const snapshotRepository = new SnapshotRepository(database.db, leases.replica);
   const log = new LifecycleLog(database.db);
   const templates = loadTemplates(resolve(config.templates.dir));
@@ -85,6 +92,7 @@ export async function openRuntimeStack(
     logger,
     secretKey,
     templates,
+    changes,
     track,
   });
   const snapshots = new SnapshotService({
