@@ -72,7 +72,7 @@ export class ExecdClient {
    */
   send(path: string, headers: Record<string, string>, body: AsyncIterable<Uint8Array>): Promise<Response> {
     return new Promise((resolve, reject) => {
-      const request = httpRequest(this.postOptions(path, headers), (response) => {
+      const request = httpRequest(this.requestOptions(path, headers), (response) => {
         const answer = new Headers();
         for (const [name, value] of Object.entries(response.headers))
           for (const item of [value ?? []].flat()) answer.append(name, item);
@@ -83,15 +83,18 @@ export class ExecdClient {
           }),
         );
       });
-      // execd answering before it read everything (a refusal) wins over the broken pipe.
+      // execd answering before it read everything (a refusal) wins over the broken pipe; the
+      // source's own refusal (an upload past the limit) is the caller's answer as it stands.
       pipeline(Readable.from(body), request).catch(async (error: Error) =>
         reject(
-          await this.failure(
-            new PaddockError(
-              Errors.endpointUnavailable,
-              `the sandbox's execd did not answer: ${error.message}`,
-            ),
-          ),
+          isPaddockError(error)
+            ? error
+            : await this.failure(
+                new PaddockError(
+                  Errors.endpointUnavailable,
+                  `the sandbox's execd did not answer: ${error.message}`,
+                ),
+              ),
         ),
       );
     });
@@ -103,14 +106,14 @@ export class ExecdClient {
   }
 
   /**
-   * Streams the SSE events of a POST to execd, ending with its terminal event. Output comes in
-   * the chunks the command wrote (not line by line, execd's default), so `/run`'s joined stdout
-   * is exactly the command's bytes.
+   * Streams the SSE events of a POST to execd (a GET when `body` is undefined), ending with its
+   * terminal event. Output comes in the chunks the command wrote (not line by line, execd's
+   * default), so `/run`'s joined stdout is exactly the command's bytes.
    */
   async *events(path: string, body: unknown, signal?: AbortSignal): AsyncGenerator<SseEvent> {
     let response: IncomingMessage;
     try {
-      response = await this.post(path, JSON.stringify(body), signal);
+      response = await this.open(path, body === undefined ? undefined : JSON.stringify(body), signal);
     } catch (error) {
       throw signal?.aborted ? error : await this.failure(error as PaddockError);
     }
@@ -139,17 +142,18 @@ export class ExecdClient {
     }
   }
 
-  /** A POST to this sandbox's execd on its own pool of kept-alive connections. */
-  private postOptions(
+  /** A request to this sandbox's execd on its own pool of kept-alive connections. */
+  private requestOptions(
     path: string,
     headers: Record<string, string>,
+    method = "POST",
   ): ClientRequestArgs & { sandboxId: string } {
     const url = new URL(path, this.base);
     return {
       host: url.hostname,
       port: url.port,
       path: `${url.pathname}${url.search}`,
-      method: "POST",
+      method,
       agent: keepAlive,
       sandboxId: this.sandboxId,
       headers: { [EXECD_TOKEN_HEADER]: this.token, ...headers },
@@ -157,17 +161,27 @@ export class ExecdClient {
   }
 
   /**
-   * A JSON POST over a kept-alive connection; resolves with the response once its head arrives.
-   * A kept-alive connection found closed before anything came back (execd restarted, say) is
-   * tried once more on a new one: execd never read the request on it, so nothing runs twice.
+   * A JSON POST (a GET without `body`) over a kept-alive connection; resolves with the response
+   * once its head arrives. A kept-alive connection found closed before anything came back (execd
+   * restarted, say) is tried once more on a new one: execd never read the request on it, so
+   * nothing runs twice.
    */
-  private post(path: string, body: string, signal?: AbortSignal, retried = false): Promise<IncomingMessage> {
+  private open(
+    path: string,
+    body: string | undefined,
+    signal?: AbortSignal,
+    retried = false,
+  ): Promise<IncomingMessage> {
+    const headers: Record<string, string> =
+      body === undefined
+        ? {}
+        : {
+            [EXECD_OUTPUT_FRAMING_HEADER]: "chunks",
+            "content-type": "application/json",
+            "content-length": String(Buffer.byteLength(body)),
+          };
     const options = {
-      ...this.postOptions(path, {
-        [EXECD_OUTPUT_FRAMING_HEADER]: "chunks",
-        "content-type": "application/json",
-        "content-length": String(Buffer.byteLength(body)),
-      }),
+      ...this.requestOptions(path, headers, body === undefined ? "GET" : "POST"),
       ...(signal ? { signal } : {}),
     };
     return new Promise((resolve, reject) => {
@@ -175,7 +189,7 @@ export class ExecdClient {
       request.on("error", (error: NodeJS.ErrnoException) => {
         const stale = request.reusedSocket && (error.code === "ECONNRESET" || error.code === "EPIPE");
         if (stale && !retried && !signal?.aborted) {
-          resolve(this.post(path, body, signal, true));
+          resolve(this.open(path, body, signal, true));
           return;
         }
         reject(

@@ -1,15 +1,32 @@
 import type { Readable } from "node:stream";
+import { Errors, PaddockError } from "@paddock/common";
 import type { FastifyReply } from "fastify";
 import { checked, type ExecdClient } from "./execd-client.js";
 
+/** The refusal of an upload larger than `[server] max_upload_bytes`. */
+export function uploadTooLarge(limit: number): PaddockError {
+  return new PaddockError(
+    Errors.payloadTooLarge,
+    `the upload is larger than this server's limit of ${limit} bytes (${(limit / 2 ** 20).toFixed(1)} MiB); its operator sets the limit with [server] max_upload_bytes (0: no limit)`,
+  );
+}
+
+/** Refuses at once a body whose Content-Length is over the limit (0: no limit). */
+export function assertUploadLength(contentLength: string | undefined, limit: number): void {
+  if (limit > 0 && contentLength !== undefined && Number(contentLength) > limit) throw uploadTooLarge(limit);
+}
+
 /**
  * Streams a raw request body into a sandbox file through execd's multipart upload, without
- * holding it in memory. Returns the number of bytes written.
+ * holding it in memory. Returns the number of bytes written. A body that passes `limit` bytes
+ * (0: no limit) is cut off before its multipart end, so execd drops the partial file and leaves
+ * the target as it was.
  */
 export async function streamUpload(
   execd: ExecdClient,
   target: { path: string; mode?: number | undefined },
   source: Readable,
+  limit: number,
 ): Promise<number> {
   const boundary = `paddock${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
   const metadata = JSON.stringify({
@@ -22,6 +39,7 @@ export async function streamUpload(
     yield Buffer.from(head);
     for await (const chunk of source) {
       size += (chunk as Buffer).length;
+      if (limit > 0 && size > limit) throw uploadTooLarge(limit);
       yield chunk as Buffer;
     }
     yield Buffer.from(`\r\n--${boundary}--\r\n`);

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
-import { streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
+import { assertUploadLength, streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
 import type { Identity } from "../identity.js";
 import { assertSandboxPath } from "../sandbox-strings.js";
-import { deletedResponses, errorResponses } from "../schemas/errors.js";
+import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 import {
   DeleteQuery,
   DownloadQuery,
@@ -51,6 +51,26 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
   const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
     ExecdClient.forRequest(options.sandboxes, request);
+  /**
+   * A raw body into a sandbox file within `[server] max_upload_bytes`: refused before anything
+   * is sent when its Content-Length is over, cut off when a chunked body passes it. A refused
+   * body is never read to its end: the connection closes after the answer.
+   */
+  const rawUpload = async (
+    request: FastifyRequest & { params: { id: string } },
+    reply: FastifyReply,
+    target: { path: string; mode?: number | undefined },
+  ) => {
+    const limit = options.sandboxes.maxUploadBytes;
+    try {
+      assertUploadLength(request.headers["content-length"], limit);
+      const execd = await execdFor(request);
+      return { path: target.path, size: await streamUpload(execd, target, request.raw, limit) };
+    } catch (error) {
+      if (isPaddockError(error) && error.status === 413) reply.header("connection", "close");
+      throw error;
+    }
+  };
   // Raw uploads stream straight through to execd.
   app.addContentTypeParser("application/octet-stream", (_request, _payload, done) => done(null));
   // Every path these routes take, in the body or the query, is checked before execd sees it.
@@ -119,7 +139,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
       schema: {
         tags,
         description:
-          "A JSON body with the content as UTF-8 text or base64 (up to 16 MiB of text), or the raw bytes as `application/octet-stream` with `?path=` (any size, streamed to the sandbox).",
+          "A JSON body with the content as UTF-8 text or base64 (up to 16 MiB of text), or the raw bytes as `application/octet-stream` with `?path=` (streamed to the sandbox, up to the server's `[server] max_upload_bytes`: 413 `payload_too_large` past it).",
         params: SandboxParams,
         querystring: WriteQuery,
         body: {
@@ -128,21 +148,22 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
             "application/octet-stream": { schema: RawBody },
           },
         },
-        response: { 200: WriteResult, ...errorResponses },
+        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
       },
     },
-    async (request) => {
-      const execd = await execdFor(request);
+    async (request, reply) => {
       if (request.headers["content-type"]?.startsWith("application/octet-stream")) {
         const { path, mode } = request.query;
         if (!path) throw new PaddockError(Errors.invalidRequest, "a raw body needs the target as ?path=");
-        return { path, size: await streamUpload(execd, { path, mode }, request.raw) };
+        return rawUpload(request, reply, { path, mode });
       }
+      const execd = await execdFor(request);
       const body = request.body as WriteRequest | undefined;
       if (!body || typeof body !== "object")
         throw new PaddockError(Errors.invalidRequest, "send {path, content} as JSON, or raw bytes");
       const { path, content, encoding = "utf8", mode } = body;
       const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
+      assertUploadLength(String(bytes.length), options.sandboxes.maxUploadBytes);
       const form = new FormData();
       form.append("metadata", JSON.stringify({ path, ...(mode !== undefined ? { mode } : {}) }));
       form.append("file", new Blob([bytes]), "file");
@@ -156,19 +177,19 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     {
       schema: {
         tags,
-        description: "The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox.",
+        description:
+          "The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox. A body over the server's `[server] max_upload_bytes` (default 4 GiB) is refused with 413 `payload_too_large`, and the file at `path` is left as it was.",
         params: SandboxParams,
         querystring: UploadQuery,
-        response: { 200: WriteResult, ...errorResponses },
+        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       if (!request.headers["content-type"]?.startsWith("application/octet-stream")) {
         throw new PaddockError(Errors.unsupportedMediaType, "send the file as application/octet-stream");
       }
-      const execd = await execdFor(request);
       const { path, mode } = request.query;
-      return { path, size: await streamUpload(execd, { path, mode }, request.raw) };
+      return rawUpload(request, reply, { path, mode });
     },
   );
 
