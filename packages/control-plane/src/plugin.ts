@@ -14,13 +14,16 @@ import { PaymentOperations } from "./payment-operations.js";
 import { authRoutes } from "./routes/auth.js";
 import { billingRoutes, billingWebhookRoutes } from "./routes/billing.js";
 import { codeRoutes } from "./routes/code.js";
+import { diagnosticRoutes } from "./routes/diagnostics.js";
 import { endpointRoutes } from "./routes/endpoints.js";
 import { fileRoutes } from "./routes/files.js";
 import { keyRoutes } from "./routes/keys.js";
 import { memoryRoutes } from "./routes/memory.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { networkPolicyRoutes } from "./routes/network-policy.js";
 import { paymentOperationRoutes } from "./routes/payment-operations.js";
 import { paymentRoutes } from "./routes/payments.js";
+import { sandboxEventRoutes } from "./routes/sandbox-events.js";
 import { sandboxRoutes } from "./routes/sandboxes.js";
 import { secretRoutes } from "./routes/secrets.js";
 import { terminalRoutes } from "./routes/terminal.js";
@@ -78,6 +81,9 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     secrets: new SandboxSecrets(secrets, options.sandboxes),
     usage,
   });
+  await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(fileRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(codeRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes });

@@ -48,6 +48,7 @@ export class Usage {
     const plan = await this.planOfAccount(accountId);
     const included = this.includedMinutes(plan);
     const { runningMs, running } = await this.ledger.accountUsage(accountId, at);
+    const days = await this.ledger.accountDays(accountId, at);
     const period = periodOf(at);
     return {
       period: { id: period.id, start: period.start.toISOString(), end: period.end.toISOString() },
@@ -57,6 +58,7 @@ export class Usage {
       remainingMinutes: included === null ? null : Math.max(0, minutes(included * msPerMinute - runningMs)),
       limitReached: included !== null && runningMs >= included * msPerMinute,
       runningSandboxes: running,
+      days: days.map(({ day, runningMs }) => ({ date: day, minutes: minutes(runningMs) })),
     };
   }
 

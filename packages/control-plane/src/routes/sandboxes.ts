@@ -35,7 +35,8 @@ export interface SandboxRoutesOptions {
   usage: Usage;
 }
 
-function toWire(sandbox: SandboxModel) {
+/** A sandbox as every route and the change stream show it. */
+export function toWire(sandbox: SandboxModel) {
   return {
     id: sandbox.id,
     state: sandbox.status.state,
@@ -112,11 +113,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       },
     },
     async (request) => {
-      const { state, metadata, page, pageSize } = request.query;
+      const { state, metadata, template, page, pageSize } = request.query;
       const filter = metadata ? Object.fromEntries(new URLSearchParams(metadata)) : undefined;
       const result = await sandboxes.list({
         owner: owner(request),
         ...(state ? { states: state } : {}),
+        ...(template ? { template } : {}),
         ...(filter ? { metadata: filter } : {}),
         ...(page ? { page } : {}),
         ...(pageSize ? { pageSize } : {}),

@@ -41,6 +41,9 @@ export const ListQuery = Type.Object(
   {
     state: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })),
     metadata: Type.Optional(Type.String({ maxLength: 4096 })),
+    template: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: "Only sandboxes created from this template." }),
+    ),
     ...pageQueryFields,
   },
   strict,

@@ -23,6 +23,16 @@ export const UsageSummary = Type.Object({
       "True once the included minutes are used: creates and resumes answer 402 usage_limit_reached.",
   }),
   runningSandboxes: Type.Integer({ description: "Sandboxes whose time is being counted now." }),
+  days: Type.Array(
+    Type.Object({
+      date: Type.String({ description: "A day of the period (UTC), `YYYY-MM-DD`." }),
+      minutes: Minutes("Sandbox minutes used on that day."),
+    }),
+    {
+      description:
+        "Every day of the period from its first to today (UTC), days without use included; they add up to usedMinutes.",
+    },
+  ),
 });
 
 export const SandboxUsage = Type.Object({
