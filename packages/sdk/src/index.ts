@@ -1,6 +1,7 @@
 export { Paddock } from "./account.js";
 export { Billing } from "./billing.js";
 export { type CommandEvent, Commands, type RunOptions, type StreamOptions } from "./commands.js";
+export { Diagnostics, type DiagnosticsOptions } from "./diagnostics.js";
 export * from "./errors.js";
 export { Files, type WriteData } from "./files.js";
 export { type AddMemoryOptions, Memory } from "./memory.js";

@@ -1,4 +1,6 @@
 import { Commands } from "./commands.js";
+import { Diagnostics } from "./diagnostics.js";
+import { errorFor, PaddockError } from "./errors.js";
 import { Files } from "./files.js";
 import { NetworkPolicy } from "./network-policy.js";
 import { type ConnectionOptions, type RequestOptions, Transport } from "./transport.js";
@@ -8,6 +10,7 @@ import type {
   NetworkPolicyOptions,
   SandboxInfo,
   SandboxList,
+  SandboxMetrics,
   Template,
 } from "./types.js";
 
@@ -35,6 +38,7 @@ export class Sandbox {
   readonly commands: Commands;
   readonly files: Files;
   readonly networkPolicy: NetworkPolicy;
+  readonly diagnostics: Diagnostics;
 
   private constructor(
     private readonly transport: Transport,
@@ -43,6 +47,7 @@ export class Sandbox {
     this.commands = new Commands(transport, info.id);
     this.files = new Files(transport, info.id);
     this.networkPolicy = new NetworkPolicy(transport, info.id);
+    this.diagnostics = new Diagnostics(transport, info.id);
   }
 
   get id(): string {
@@ -92,11 +97,18 @@ export class Sandbox {
     );
   }
 
+  /** One page of the account's sandboxes, filtered by state(s) and the template they came from. */
   static async list(
-    options: ConnectionOptions & { state?: string[]; page?: number; pageSize?: number } = {},
+    options: ConnectionOptions & {
+      state?: string[];
+      template?: string;
+      page?: number;
+      pageSize?: number;
+    } = {},
   ): Promise<SandboxList> {
     const query = new URLSearchParams();
     for (const state of options.state ?? []) query.append("state", state);
+    if (options.template) query.set("template", options.template);
     if (options.page) query.set("page", String(options.page));
     if (options.pageSize) query.set("pageSize", String(options.pageSize));
     return new Transport(options).json<SandboxList>("GET", `/sandboxes${query.size ? `?${query}` : ""}`);
@@ -150,6 +162,31 @@ export class Sandbox {
   ): Promise<{ url: string; expiresAt: string }> {
     const query = options.expiresInSeconds ? `?expiresInSeconds=${options.expiresInSeconds}` : "";
     return this.transport.json("GET", `/sandboxes/${this.id}/endpoints/${port}${query}`);
+  }
+
+  /** The sandbox's CPU and memory now (execd's field names: `cpu_used_pct`, `mem_used_mib`, …). */
+  async metrics(options: RequestOptions = {}): Promise<SandboxMetrics> {
+    return this.transport.json("GET", `/sandboxes/${this.id}/metrics`, undefined, options);
+  }
+
+  /**
+   * A sample a second until the loop is left. When the sandbox stops running (deleted, paused,
+   * killed) the iteration ends with the server's PaddockError (`sandbox_not_found`, `invalid_state`, …).
+   */
+  async *watchMetrics(options: RequestOptions = {}): AsyncGenerator<SandboxMetrics> {
+    for await (const event of this.transport.events(
+      `/sandboxes/${this.id}/metrics/watch`,
+      undefined,
+      options,
+    )) {
+      if (event.type === "error")
+        throw errorFor(Number(event.status ?? 502), String(event.code), String(event.detail));
+      if (event.type === "metrics") {
+        const { type: _, ...sample } = event;
+        yield sample as SandboxMetrics;
+      }
+    }
+    throw new PaddockError("the metrics stream ended before the sandbox did", "connection_failed", 0, true);
   }
 
   /** Creates a code context (state persists between runs in it). */

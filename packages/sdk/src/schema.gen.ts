@@ -958,6 +958,8 @@ export interface paths {
                 query?: {
                     state?: string[];
                     metadata?: string;
+                    /** @description Only sandboxes created from this template. */
+                    template?: string;
                     page?: number;
                     pageSize?: number;
                 };
@@ -2049,6 +2051,502 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandboxes/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Server-sent events for the account's sandboxes, made through any replica: `sandbox` (`{"type":"sandbox","sandbox":…}`, the sandbox as `GET /sandboxes/{id}` answers) when one is created, changes state, metadata or expiry; `deleted` (`{"type":"deleted","id":…}`) when it is gone; `resync` when changes may have been missed, so reload the list. A `: keepalive` comment comes every 15 s. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandboxes/{id}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description CPUs the sandbox may use (its quota, else the CPUs it sees). */
+                            cpu_count: number;
+                            /** @description CPU use since the previous sample, 0–100 % of cpu_count. */
+                            cpu_used_pct: number;
+                            /** @description Memory the sandbox may use, in MiB. */
+                            mem_total_mib: number;
+                            /** @description Memory in use, in MiB (page cache excluded). */
+                            mem_used_mib: number;
+                            /** @description When the sample was taken (Unix milliseconds). */
+                            timestamp: number;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandboxes/{id}/metrics/watch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Server-sent events: a `metrics` event (`type` and the fields of `GET /sandboxes/{id}/metrics`) every second. When the sandbox stops running (deleted, paused, killed) the last event is an `error` with the HTTP `status`, `code` and `detail` a request would be answered with now, and the stream ends. */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandboxes/{id}/diagnostics/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The sandbox's output (`scope=container`), its lifecycle record (`lifecycle`), or both (`all`, the default). */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description logs: `container` (the sandbox's output), `lifecycle` or `all`; events: `lifecycle`, `runtime` or `all`. */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The text, its newest 8 MiB when there is more. */
+                            text: string;
+                            /** @description True when older text was left out. */
+                            truncated: boolean;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandboxes/{id}/diagnostics/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The sandbox's lifecycle events (`scope=lifecycle`), its container's state in the engine (`runtime`), or both (`all`, the default). */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description logs: `container` (the sandbox's output), `lifecycle` or `all`; events: `lifecycle`, `runtime` or `all`. */
+                    scope?: string;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The text, its newest 8 MiB when there is more. */
+                            text: string;
+                            /** @description True when older text was left out. */
+                            truncated: boolean;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandboxes/{id}/files/read": {
         parameters: {
             query?: never;
@@ -2179,7 +2677,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description A JSON body with the content as UTF-8 text or base64 (up to 16 MiB of text), or the raw bytes as `application/octet-stream` with `?path=` (any size, streamed to the sandbox). */
+        /** @description A JSON body with the content as UTF-8 text or base64 (up to 16 MiB of text), or the raw bytes as `application/octet-stream` with `?path=` (streamed to the sandbox, up to the server's `[server] max_upload_bytes`: 413 `payload_too_large` past it). */
         post: {
             parameters: {
                 query?: {
@@ -2278,6 +2776,18 @@ export interface paths {
                         };
                     };
                 };
+                /** @description Default Response */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
             };
         };
         delete?: never;
@@ -2295,7 +2805,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox. */
+        /** @description The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox. A body over the server's `[server] max_upload_bytes` (default 4 GiB) is refused with 413 `payload_too_large`, and the file at `path` is left as it was. */
         post: {
             parameters: {
                 query: {
@@ -2372,6 +2882,18 @@ export interface paths {
                 };
                 /** @description Default Response */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                413: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4458,6 +4980,13 @@ export interface paths {
                             limitReached: boolean;
                             /** @description Sandboxes whose time is being counted now. */
                             runningSandboxes: number;
+                            /** @description Every day of the period from its first to today (UTC), days without use included; they add up to usedMinutes. */
+                            days: {
+                                /** @description A day of the period (UTC), `YYYY-MM-DD`. */
+                                date: string;
+                                /** @description Sandbox minutes used on that day. */
+                                minutes: number;
+                            }[];
                         };
                     };
                 };

@@ -102,9 +102,9 @@ export class Transport {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  /** POSTs and yields the server's SSE events until the stream ends (no reconnects). */
+  /** POSTs (GETs without a body) and yields the server's SSE events until the stream ends (no reconnects). */
   async *events(path: string, body: unknown, options: RequestOptions = {}): AsyncGenerator<ServerEvent> {
-    const response = await this.fetch("POST", path, body, options);
+    const response = await this.fetch(body === undefined ? "GET" : "POST", path, body, options);
     const parser = new SseParser();
     const decoder = new TextDecoder();
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {

@@ -126,6 +126,39 @@ describe("the TypeScript SDK against a running Paddock", () => {
     expect((await fetch(url)).status).toBe(404);
   });
 
+  test("metrics, a metrics watch, diagnostics, the template filter and usage per day", async () => {
+    const sample = await sandbox.metrics();
+    expect(sample.cpu_count).toBeGreaterThan(0);
+    expect(sample.mem_used_mib).toBeGreaterThan(0);
+    expect(sample.mem_used_mib).toBeLessThanOrEqual(sample.mem_total_mib);
+    const watched: number[] = [];
+    for await (const each of sandbox.watchMetrics()) {
+      expect(each.cpu_used_pct).toBeGreaterThanOrEqual(0);
+      watched.push(each.timestamp);
+      if (watched.length === 2) break;
+    }
+    expect(watched[1]).toBeGreaterThan(watched[0] ?? Number.POSITIVE_INFINITY);
+
+    expect((await sandbox.diagnostics.logs()).text).toContain("Running");
+    expect((await sandbox.diagnostics.events({ scope: "runtime" })).text).toContain(
+      "runtime container running",
+    );
+    await expect(sandbox.diagnostics.logs({ scope: "nope" })).rejects.toMatchObject({
+      code: "invalid_request",
+    });
+
+    const listed = async (template: string) =>
+      (await Sandbox.list({ ...connection(), template })).items.map((item) => item.id);
+    expect(await listed("python")).toContain(sandbox.id);
+    expect(await listed("node")).toEqual([]);
+
+    const { client } = await Paddock.login("sdk@example.com", "correct horse battery", { baseUrl: t.url });
+    const usage = await client.usage.get();
+    expect(usage.days.at(-1)?.date).toBe(new Date().toISOString().slice(0, 10));
+    const total = usage.days.reduce((sum, day) => sum + day.minutes, 0);
+    expect(Math.abs(total - usage.usedMinutes)).toBeLessThan(0.01);
+  });
+
   test("lifecycle: metadata, renew, pause, resume, connect, list, kill", async () => {
     await sandbox.setMetadata({ suite: null, stage: "done" });
     expect(sandbox.metadata).toEqual({ stage: "done" });
