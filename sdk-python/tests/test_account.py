@@ -161,6 +161,12 @@ async def test_usage_summary_and_per_sandbox_minutes(
     page = await result(client.usage.sandboxes(page_size=200))
     assert sandbox.id in [usage.sandbox_id for usage in page.items]
     assert page.period == summary.period.id
+    # One entry for each day of the month so far (UTC), adding up to the minutes used.
+    today = datetime.now(timezone.utc).date()
+    assert [day.date for day in summary.days] == [
+        today.replace(day=number).isoformat() for number in range(1, today.day + 1)
+    ]
+    assert abs(sum(day.minutes for day in summary.days) - summary.used_minutes) < 0.01
 
 
 async def test_e2b_shaped_keys(flavor: Flavor, client: Paddock | AsyncPaddock, user: User) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator
+from contextlib import aclosing, closing
 from datetime import datetime, timezone
 
 import httpx
@@ -13,12 +15,15 @@ from paddock import (
     AsyncSandbox,
     CodeContext,
     ConflictError,
+    DiagnosticText,
+    InvalidRequestError,
     NotFoundError,
     Sandbox,
+    SandboxMetrics,
 )
 
 from .conftest import RUN_ID, User
-from .support import Flavor, result
+from .support import Flavor, each, result
 
 
 async def test_create_options_reach_the_sandbox(flavor: Flavor, sandbox: Sandbox | AsyncSandbox) -> None:
@@ -55,6 +60,66 @@ async def test_connect_list_and_templates(
     assert python.name == "Python" and python.resource_limits["memory"] == "1Gi"
     browser = next(template for template in templates if template.id == "browser")
     assert 9222 in [port.port for port in browser.ports]
+
+
+async def _first(
+    watch: Iterator[SandboxMetrics] | AsyncIterator[SandboxMetrics], count: int
+) -> list[SandboxMetrics]:
+    """The first ``count`` samples of a watch, which is then closed."""
+    samples: list[SandboxMetrics] = []
+    if isinstance(watch, AsyncGenerator):
+        async with aclosing(watch):
+            async for sample in watch:
+                samples.append(sample)
+                if len(samples) == count:
+                    break
+    else:
+        assert isinstance(watch, Generator)
+        with closing(watch):
+            for sample in watch:
+                samples.append(sample)
+                if len(samples) == count:
+                    break
+    return samples
+
+
+async def test_metrics_diagnostics_and_the_template_filter(
+    flavor: Flavor, sandbox: Sandbox | AsyncSandbox, user: User
+) -> None:
+    sample = await result(sandbox.metrics())
+    assert isinstance(sample, SandboxMetrics)
+    assert sample.cpu_count > 0 and 0 <= sample.cpu_used_pct <= 100
+    assert 0 < sample.mem_used_mib <= sample.mem_total_mib
+    watched = await _first(sandbox.watch_metrics(), 2)
+    assert watched[1].timestamp > watched[0].timestamp
+
+    logs = await result(sandbox.diagnostics.logs())
+    assert isinstance(logs, DiagnosticText) and "Running" in logs.text and not logs.truncated
+    runtime = await result(sandbox.diagnostics.events(scope="runtime"))
+    assert "runtime container running" in runtime.text
+    with pytest.raises(InvalidRequestError):
+        await result(sandbox.diagnostics.logs(scope="nope"))
+
+    mine = {"suite": RUN_ID, "flavor": flavor.value}
+    python = await result(flavor.sandbox.list(template="python", metadata=mine, **user.connection))
+    assert [item.id for item in python.items] == [sandbox.id]
+    node = await result(flavor.sandbox.list(template="node", metadata=mine, **user.connection))
+    assert node.items == []
+
+
+async def test_a_metrics_watch_ends_with_not_found_once_its_sandbox_is_killed(
+    flavor: Flavor, user: User
+) -> None:
+    sandbox = await result(flavor.sandbox.create(**user.connection))
+    killed_at: float | None = None
+    with pytest.raises(NotFoundError) as gone:
+        async for _ in each(sandbox.watch_metrics()):
+            if killed_at is None:
+                await result(flavor.kill_by_id(sandbox.id, user.connection))
+                killed_at = time.monotonic()
+    assert gone.value.code == "sandbox_not_found"
+    assert killed_at is not None and time.monotonic() - killed_at < 10
+    await result(sandbox.close())
 
 
 async def test_refresh_metadata_renew_pause_resume_and_kill(flavor: Flavor, user: User) -> None:

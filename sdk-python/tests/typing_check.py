@@ -14,11 +14,13 @@ from paddock import (
     CodeResult,
     CommandEvent,
     CommandResult,
+    DiagnosticText,
     FileInfo,
     Invoice,
     Paddock,
     PaymentOperations,
     Sandbox,
+    SandboxMetrics,
     Session,
     WriteResult,
 )
@@ -42,6 +44,9 @@ def sync_forms(client: Paddock, sandbox: Sandbox) -> None:
     assert_type(sandbox.files.write("/f", open("/f", "rb")), WriteResult)
     assert_type(sandbox.files.list("/"), list[FileInfo])
     assert_type(sandbox.run_code("1"), CodeResult)
+    assert_type(sandbox.metrics(), SandboxMetrics)
+    assert_type(sandbox.watch_metrics(), Iterator[SandboxMetrics])
+    assert_type(sandbox.diagnostics.logs(scope="container"), DiagnosticText)
 
 
 async def async_forms(client: AsyncPaddock, sandbox: AsyncSandbox) -> None:
@@ -61,3 +66,6 @@ async def async_forms(client: AsyncPaddock, sandbox: AsyncSandbox) -> None:
     assert_type(await sandbox.files.write("/f", b"data"), WriteResult)
     assert_type(await sandbox.files.list("/"), list[FileInfo])
     assert_type(await sandbox.run_code("1"), CodeResult)
+    assert_type(await sandbox.metrics(), SandboxMetrics)
+    assert_type(sandbox.watch_metrics(), AsyncIterator[SandboxMetrics])
+    assert_type(await sandbox.diagnostics.events(), DiagnosticText)

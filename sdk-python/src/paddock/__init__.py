@@ -6,6 +6,7 @@ from ._transport import DEFAULT_BASE_URL, DEFAULT_REQUEST_TIMEOUT
 from .account import AsyncLogin, AsyncPaddock, Keys, Login, Paddock
 from .billing import Billing
 from .commands import Commands
+from .diagnostics import Diagnostics
 from .errors import (
     AuthenticationError,
     CommandExitError,
@@ -36,6 +37,7 @@ from .models import (
     CommandResult,
     CurrentPlan,
     Customer,
+    DiagnosticText,
     CustomerList,
     Endpoint,
     EnforcedNetworkPolicy,
@@ -59,6 +61,7 @@ from .models import (
     PlanRef,
     SandboxInfo,
     SandboxList,
+    SandboxMetrics,
     SandboxUsage,
     SandboxUsageList,
     SecretInfo,
@@ -68,6 +71,7 @@ from .models import (
     Template,
     TemplatePort,
     TemplateVariable,
+    UsageDay,
     UsagePeriod,
     UsageSummary,
     WriteResult,
@@ -122,6 +126,8 @@ __all__ = [
     "Customer",
     "CustomerList",
     "Customers",
+    "DiagnosticText",
+    "Diagnostics",
     "Endpoint",
     "EnforcedNetworkPolicy",
     "FileInfo",
@@ -160,6 +166,7 @@ __all__ = [
     "Sandbox",
     "SandboxInfo",
     "SandboxList",
+    "SandboxMetrics",
     "SandboxUsage",
     "SandboxUsageList",
     "SecretInfo",
@@ -173,6 +180,7 @@ __all__ = [
     "TemplateVariable",
     "TimeoutError",
     "Usage",
+    "UsageDay",
     "UsageLimitError",
     "UsagePeriod",
     "UsageSummary",

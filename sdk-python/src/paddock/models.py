@@ -119,6 +119,26 @@ class Template:
 
 
 @dataclass(frozen=True)
+class SandboxMetrics:
+    """One sample of a sandbox's CPU and memory, in execd's field names."""
+
+    cpu_count: float
+    cpu_used_pct: float
+    """CPU use since the previous sample, 0-100 % of ``cpu_count``."""
+    mem_total_mib: float
+    mem_used_mib: float
+    timestamp: int
+    """When the sample was taken, in Unix milliseconds."""
+
+
+@dataclass(frozen=True)
+class DiagnosticText:
+    text: str
+    truncated: bool
+    """True when only the newest 8 MiB came."""
+
+
+@dataclass(frozen=True)
 class Endpoint:
     """A URL reaching a port inside the sandbox; the URL itself is the credential."""
 
@@ -266,6 +286,13 @@ class UsagePeriod:
 
 
 @dataclass(frozen=True)
+class UsageDay:
+    date: str
+    """``YYYY-MM-DD`` (UTC)."""
+    minutes: float
+
+
+@dataclass(frozen=True)
 class PlanRef:
     id: str
     name: str
@@ -280,6 +307,8 @@ class UsageSummary:
     remaining_minutes: float | None
     limit_reached: bool
     running_sandboxes: int
+    days: list[UsageDay] = field(default_factory=list)
+    """Each day of the period up to today (UTC), adding up to ``used_minutes``."""
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from types import TracebackType
 from typing import Any
@@ -11,11 +11,22 @@ from urllib.parse import quote, urlencode
 
 import httpx
 
-from ._resource import Resource, TransportT, class_or_instance, endpoint
-from ._transport import AsyncTransport, Call, Connection, Request, SyncTransport, items, model, nothing
-from ._wire import parse, query
-from .commands import Commands
-from .errors import NotFoundError
+from ._resource import Resource, TransportT, class_or_instance, endpoint, event_stream
+from ._transport import (
+    AsyncTransport,
+    Call,
+    Connection,
+    EventsCall,
+    Request,
+    SyncTransport,
+    items,
+    model,
+    nothing,
+)
+from ._wire import SseParser, decode, parse, query
+from .commands import STREAM_FAILURE_STATUS, Commands
+from .diagnostics import Diagnostics
+from .errors import NotFoundError, ServerError, error_for
 from .files import AsyncFiles, Files
 from .models import (
     CodeContext,
@@ -24,6 +35,7 @@ from .models import (
     NetworkPolicyOptions,
     SandboxInfo,
     SandboxList,
+    SandboxMetrics,
     Template,
 )
 from .network_policy import NetworkPolicy
@@ -43,6 +55,7 @@ class SandboxBase(Resource[TransportT]):
         self._info = info
         self.commands = Commands(transport, info.id)
         self.network_policy = NetworkPolicy(transport, info.id)
+        self.diagnostics = Diagnostics(transport, info.id)
 
     @property
     def id(self) -> str:
@@ -112,6 +125,18 @@ class SandboxBase(Resource[TransportT]):
         return Call(Request("GET", path, query(expires_in_seconds=expires_in)), model(Endpoint))
 
     @endpoint
+    def metrics(self) -> Call[SandboxMetrics]:
+        """The sandbox's CPU and memory now (execd's field names: ``cpu_used_pct``, ``mem_used_mib``, …)."""
+        return Call(Request("GET", f"/sandboxes/{self.id}/metrics"), model(SandboxMetrics))
+
+    @event_stream
+    def watch_metrics(self) -> EventsCall[SandboxMetrics]:
+        """A sample a second for as long as it is iterated. When the sandbox stops running
+        (deleted, paused, killed) the iteration ends with the server's ``PaddockError``
+        (``sandbox_not_found``, ``invalid_state``, …)."""
+        return EventsCall(Request("GET", f"/sandboxes/{self.id}/metrics/watch"), _MetricsDecoder)
+
+    @endpoint
     def create_code_context(self, language: str = "python") -> Call[CodeContext]:
         request = Request("POST", f"/sandboxes/{self.id}/code/contexts", json={"language": language})
         return Call(request, model(CodeContext))
@@ -135,6 +160,33 @@ class SandboxBase(Resource[TransportT]):
         }
         request = Request("POST", f"/sandboxes/{self.id}/code", json=body, timeout=request_timeout)
         return Call(request, model(CodeResult))
+
+
+class _MetricsDecoder:
+    """The watch's events as samples; its last event (the sandbox stopped) raises the error it
+    names, and a stream that stops without one raises too."""
+
+    def __init__(self) -> None:
+        self._parser = SseParser()
+
+    def feed(self, chunk: bytes) -> Iterable[SandboxMetrics]:
+        return [sample for raw in self._parser.feed(chunk) if (sample := self._sample(raw)) is not None]
+
+    def end(self) -> Iterable[SandboxMetrics]:
+        for raw in self._parser.end():
+            self._sample(raw)
+        raise ServerError("the metrics stream ended before the sandbox stopped", "stream_incomplete", 0)
+
+    @staticmethod
+    def _sample(raw: dict[str, Any]) -> SandboxMetrics | None:
+        if raw["type"] == "error":
+            status = raw.get("status")
+            raise error_for(
+                status if isinstance(status, int) else STREAM_FAILURE_STATUS,
+                str(raw.get("code", "stream_failed")),
+                str(raw.get("detail", "the metrics stream failed")),
+            )
+        return decode(SandboxMetrics, raw) if raw["type"] == "metrics" else None
 
 
 def _create_call(
@@ -173,13 +225,14 @@ def _get_call(sandbox_id: str) -> Call[SandboxInfo]:
 def _list_call(
     state: str | Sequence[str] | None,
     metadata: dict[str, str] | None,
+    template: str | None,
     page: int | None,
     page_size: int | None,
 ) -> Call[SandboxList]:
     states = [state] if isinstance(state, str) else list(state or [])
     # The server takes the metadata filter as one form-encoded parameter: `metadata=a%3D1%26b%3D2`.
     matching = urlencode(metadata) if metadata else None
-    parameters = query(state=states, metadata=matching, page=page, page_size=page_size)
+    parameters = query(state=states, metadata=matching, template=template, page=page, page_size=page_size)
     return Call(Request("GET", "/sandboxes", parameters), model(SandboxList))
 
 
@@ -246,15 +299,17 @@ class Sandbox(SandboxBase[SyncTransport]):
         *,
         state: str | Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        template: str | None = None,
         page: int | None = None,
         page_size: int | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         request_timeout: float | None = None,
     ) -> SandboxList:
-        """One page of the account's sandboxes, filtered by state(s) and metadata (all pairs match)."""
+        """One page of the account's sandboxes, filtered by state(s), metadata (all pairs match) and
+        the template they were created from."""
         connection = Connection.resolve(api_key, base_url, request_timeout)
-        return SyncTransport.once(connection, _list_call(state, metadata, page, page_size))
+        return SyncTransport.once(connection, _list_call(state, metadata, template, page, page_size))
 
     @staticmethod
     def templates(
@@ -353,6 +408,7 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         *,
         state: str | Sequence[str] | None = None,
         metadata: dict[str, str] | None = None,
+        template: str | None = None,
         page: int | None = None,
         page_size: int | None = None,
         api_key: str | None = None,
@@ -360,7 +416,7 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         request_timeout: float | None = None,
     ) -> SandboxList:
         connection = Connection.resolve(api_key, base_url, request_timeout)
-        return await AsyncTransport.once(connection, _list_call(state, metadata, page, page_size))
+        return await AsyncTransport.once(connection, _list_call(state, metadata, template, page, page_size))
 
     @staticmethod
     async def templates(
