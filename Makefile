@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: setup build run test lint bench clean templates test-templates
+.PHONY: setup build run test lint bench clean templates test-templates screenshots
 
 # `make setup` builds the python, node, ubuntu and code-interpreter templates, and `make test`
 # the ones below too, then tests them all. `make templates` builds every template (TEMPLATE=id
@@ -23,6 +23,7 @@ test: setup
 	@echo "==> lint and type-check"
 	npx biome check .
 	npx tsc -p tsconfig.tests.json
+	npx tsc -p packages/dashboard
 	@echo "==> template images the tests use"
 	npx paddock templates build $(TEST_TEMPLATES)
 	@echo "==> tests"
@@ -39,6 +40,10 @@ test-templates: setup
 
 lint:
 	npx biome check .
+
+# The dashboard's screenshots in docs/screenshots/, taken in Chromium against a live server.
+screenshots: setup
+	node --conditions=@paddock/source --import tsx scripts/dashboard-screenshots.ts
 
 bench: setup
 	node --conditions=@paddock/source --import tsx bench/run.ts

@@ -14,6 +14,7 @@ import {
 import "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { type ResolvedApiKey, resolveApiKey } from "./api-key.js";
+import { serveDashboard } from "./dashboard.js";
 import { referencePage } from "./reference-page.js";
 
 export interface ServerOptions {
@@ -120,6 +121,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       proxyRoutes.push(publicEndpointRoute(stack.sandboxes, stack.secretKey));
       app.get("/openapi.json", async () => app.swagger());
       app.get("/docs", async (_request, reply) => reply.type("text/html; charset=utf-8").send(referencePage));
+      await serveDashboard(app);
     }
     attachUpgradeProxy(app.server, proxyRoutes, withControlPlane ? routeUpgrade(app) : undefined);
     const address = await app.listen({ host: config.server.host, port: config.server.port });

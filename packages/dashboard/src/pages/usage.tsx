@@ -27,11 +27,8 @@ const refetchInterval = 10_000;
 const dayMs = 86_400_000;
 const dayLabel = new Intl.DateTimeFormat(undefined, { month: "short", day: "numeric", timeZone: "UTC" });
 
-// TODO(usage days): drop once the generated types carry GET /usage's `days`, being added now.
-type UsageWithDays = UsageSummary & { days: Array<{ date: string; minutes: number }> };
-
 /** The minutes used by the end of each day of the period; days still to come have none. */
-function cumulativeDays(usage: UsageWithDays): Array<{ day: string; minutes: number | null }> {
+function cumulativeDays(usage: UsageSummary): Array<{ day: string; minutes: number | null }> {
   const byDate = new Map(usage.days.map((day) => [day.date, day.minutes]));
   const lastDate = usage.days.at(-1)?.date ?? "";
   const points = [];
@@ -110,7 +107,7 @@ export function UsagePage() {
           </Title>
           <LineChart
             h={260}
-            data={cumulativeDays(usage as UsageWithDays)}
+            data={cumulativeDays(usage)}
             dataKey="day"
             series={[{ name: "minutes", label: "Minutes used", color: "blue.6" }]}
             curveType="linear"

@@ -1,0 +1,95 @@
+import { LineChart } from "@mantine/charts";
+import { Card, Group, SimpleGrid, Stack, Text, Title } from "@mantine/core";
+import { useEffect, useState } from "react";
+import type { MetricsSample } from "../../api/types";
+
+const samplesKept = 60;
+
+/** Live CPU and memory from execd's metrics stream (GET /sandboxes/{id}/metrics/watch, one a second). */
+export function Metrics({ sandboxId, running }: { sandboxId: string; running: boolean }) {
+  const [samples, setSamples] = useState<MetricsSample[]>([]);
+  const [ended, setEnded] = useState<string>();
+
+  useEffect(() => {
+    if (!running) return;
+    setEnded(undefined);
+    const source = new EventSource(`/sandboxes/${encodeURIComponent(sandboxId)}/metrics/watch`);
+    source.addEventListener("metrics", (event) => {
+      const sample = JSON.parse(event.data) as MetricsSample;
+      setSamples((previous) => [...previous.slice(-(samplesKept - 1)), sample]);
+    });
+    // The server's own `error` event (the sandbox went away) carries data; the browser's has none.
+    source.addEventListener("error", (event) => {
+      if (!(event instanceof MessageEvent)) return;
+      setEnded((JSON.parse(event.data) as { detail?: string }).detail ?? "the stream ended");
+      source.close();
+    });
+    return () => source.close();
+  }, [sandboxId, running]);
+
+  const latest = samples.at(-1);
+  const points = samples.map((sample) => ({
+    time: new Date(sample.timestamp).toLocaleTimeString(),
+    cpu: Math.round(sample.cpu_used_pct * 10) / 10,
+    memory: Math.round(sample.mem_used_mib),
+  }));
+
+  if (!running && samples.length === 0)
+    return <Text c="dimmed">Metrics stream while the sandbox is Running.</Text>;
+
+  return (
+    <Stack>
+      {ended && (
+        <Text c="dimmed" size="sm" role="status">
+          The metrics stream ended: {ended}
+        </Text>
+      )}
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Card withBorder>
+          <Group justify="space-between" mb="sm">
+            <Title order={3} size="h5">
+              CPU
+            </Title>
+            <Text size="sm" data-testid="cpu-now">
+              {latest ? `${latest.cpu_used_pct.toFixed(1)} % of ${latest.cpu_count} cores` : "waiting…"}
+            </Text>
+          </Group>
+          <LineChart
+            h={200}
+            data={points}
+            dataKey="time"
+            series={[{ name: "cpu", label: "CPU %", color: "blue.7" }]}
+            yAxisProps={{ domain: [0, 100] }}
+            withDots={false}
+            curveType="monotone"
+            unit=" %"
+            aria-label="CPU use over the last minute"
+          />
+        </Card>
+        <Card withBorder>
+          <Group justify="space-between" mb="sm">
+            <Title order={3} size="h5">
+              Memory
+            </Title>
+            <Text size="sm" data-testid="memory-now">
+              {latest
+                ? `${Math.round(latest.mem_used_mib)} of ${Math.round(latest.mem_total_mib)} MiB`
+                : "waiting…"}
+            </Text>
+          </Group>
+          <LineChart
+            h={200}
+            data={points}
+            dataKey="time"
+            series={[{ name: "memory", label: "Memory MiB", color: "teal.7" }]}
+            yAxisProps={{ domain: [0, latest ? Math.ceil(latest.mem_total_mib) : "auto"] }}
+            withDots={false}
+            curveType="monotone"
+            unit=" MiB"
+            aria-label="Memory use over the last minute"
+          />
+        </Card>
+      </SimpleGrid>
+    </Stack>
+  );
+}

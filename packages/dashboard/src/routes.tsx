@@ -1,0 +1,40 @@
+import { createHashRouter, Navigate } from "react-router";
+import { Shell } from "./components/shell";
+import { BillingPage } from "./pages/billing";
+import { KeysPage } from "./pages/keys";
+import { LoginPage } from "./pages/login";
+import { MemoryPage } from "./pages/memory";
+import { SandboxesPage } from "./pages/sandboxes";
+import { SecretsPage } from "./pages/secrets";
+import { SignupPage } from "./pages/signup";
+import { RequireSession } from "./session/session";
+
+// Routes live in the URL's fragment (/#/sandboxes/…): the page is served at / and every other
+// path stays the API's, so a link to /sandboxes/{id}/files/download is always the download.
+export const router = createHashRouter([
+  { path: "/login", element: <LoginPage /> },
+  { path: "/signup", element: <SignupPage /> },
+  {
+    element: <RequireSession />,
+    children: [
+      {
+        element: <Shell />,
+        children: [
+          { index: true, element: <Navigate to="/sandboxes" replace /> },
+          { path: "/sandboxes", element: <SandboxesPage /> },
+          // The terminal and the charts are most of the code: loaded when first needed.
+          {
+            path: "/sandboxes/:id",
+            lazy: async () => ({ Component: (await import("./pages/sandbox/sandbox-page")).SandboxPage }),
+          },
+          { path: "/keys", element: <KeysPage /> },
+          { path: "/usage", lazy: async () => ({ Component: (await import("./pages/usage")).UsagePage }) },
+          { path: "/billing", element: <BillingPage /> },
+          { path: "/secrets", element: <SecretsPage /> },
+          { path: "/memory", element: <MemoryPage /> },
+          { path: "*", element: <Navigate to="/sandboxes" replace /> },
+        ],
+      },
+    ],
+  },
+]);
