@@ -5,8 +5,13 @@ import type { MetricsSample } from "../../api/types";
 
 const samplesKept = 60;
 
-/** Live CPU and memory from execd's metrics stream (GET /sandboxes/{id}/metrics/watch, one a second). */
-export function Metrics({ sandboxId, running }: { sandboxId: string; running: boolean }) {
+/**
+ * Live CPU and memory from execd's metrics stream (GET /sandboxes/{id}/metrics/watch, one a
+ * second). The stream runs while the page is open, so the charts have a history when shown; they
+ * are drawn only while `visible` (a hidden tab has no size to draw in).
+ */
+export function Metrics(props: { sandboxId: string; running: boolean; visible: boolean }) {
+  const { sandboxId, running, visible } = props;
   const [samples, setSamples] = useState<MetricsSample[]>([]);
   const [ended, setEnded] = useState<string>();
 
@@ -36,6 +41,7 @@ export function Metrics({ sandboxId, running }: { sandboxId: string; running: bo
 
   if (!running && samples.length === 0)
     return <Text c="dimmed">Metrics stream while the sandbox is Running.</Text>;
+  if (!visible) return null;
 
   return (
     <Stack>

@@ -12,6 +12,7 @@ import {
   Title,
 } from "@mantine/core";
 import { IconArrowLeft } from "@tabler/icons-react";
+import { useState } from "react";
 import { Link, useParams } from "react-router";
 import { ApiError } from "../../api/client";
 import { useSandbox, useTemplates } from "../../api/sandboxes";
@@ -30,6 +31,7 @@ export function SandboxPage() {
   const { id = "" } = useParams();
   const query = useSandbox(id);
   const templates = useTemplates();
+  const [tab, setTab] = useState<string | null>("terminal");
   // A record that answers 404 after it was shown has been deleted meanwhile: keep showing it.
   const deleted = query.error instanceof ApiError && query.error.status === 404;
   const sandbox = query.data && (deleted ? { ...query.data, state: "Terminated" } : query.data);
@@ -103,7 +105,7 @@ export function SandboxPage() {
           </Detail>
         </SimpleGrid>
       </Card>
-      <Tabs defaultValue="terminal" keepMounted>
+      <Tabs value={tab} onChange={setTab} keepMounted>
         <Tabs.List>
           <Tabs.Tab value="terminal">Terminal</Tabs.Tab>
           <Tabs.Tab value="files">Files</Tabs.Tab>
@@ -118,7 +120,7 @@ export function SandboxPage() {
           <Files sandboxId={sandbox.id} running={running} />
         </Tabs.Panel>
         <Tabs.Panel value="metrics" pt="md">
-          <Metrics sandboxId={sandbox.id} running={running} />
+          <Metrics sandboxId={sandbox.id} running={running} visible={tab === "metrics"} />
         </Tabs.Panel>
         <Tabs.Panel value="endpoints" pt="md">
           <Endpoints sandboxId={sandbox.id} template={template} />
