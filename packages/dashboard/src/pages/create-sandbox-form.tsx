@@ -32,7 +32,9 @@ export function CreateSandboxForm() {
   const templates = useTemplates();
   const secrets = useQuery({
     queryKey: ["secrets"],
-    queryFn: async () => (await ok(api.GET("/secrets"))).items,
+    // The same key and shape as the Secrets page's query (they share the cache); the names only.
+    queryFn: () => ok(api.GET("/secrets")),
+    select: (answer) => answer.items,
   });
   const [error, setError] = useState<unknown>();
   const form = useForm({
