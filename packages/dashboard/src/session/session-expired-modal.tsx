@@ -14,6 +14,9 @@ export function SessionExpiredModal({ opened, email }: { opened: boolean; email:
       closeOnEscape={false}
       title="Your session has expired"
       centered
+      // Above any dialog the page had open (Mantine's default is 200 for every modal, and this one
+      // is mounted first, so it would sit behind them), below notifications (400).
+      zIndex={300}
     >
       <Stack>
         <Text size="sm">
