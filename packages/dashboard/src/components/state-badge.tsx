@@ -14,7 +14,7 @@ const colors: Record<string, string> = {
 /** A sandbox state as a coloured badge; the word is always there, so colour is never the only cue. */
 export function StateBadge({ state }: { state: string }) {
   return (
-    <Badge color={colors[state] ?? "gray"} variant="light" data-testid="sandbox-state">
+    <Badge color={colors[state] ?? "gray"} variant="dot" data-testid="sandbox-state">
       {state}
     </Badge>
   );

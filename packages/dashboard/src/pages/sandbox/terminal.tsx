@@ -115,11 +115,11 @@ export function Terminal({ sandboxId, running }: { sandboxId: string; running: b
 function TerminalStatus({ status }: { status: Status }) {
   switch (status.kind) {
     case "connecting":
-      return <Badge color="yellow">Connecting…</Badge>;
+      return <Badge color="yellow" variant="dot">Connecting…</Badge>;
     case "open":
-      return <Badge color="green">Connected</Badge>;
+      return <Badge color="green" variant="dot">Connected</Badge>;
     case "exited":
-      return <Badge color="gray">Exited with code {status.exitCode}</Badge>;
+      return <Badge color="gray" variant="dot">Exited with code {status.exitCode}</Badge>;
     case "failed":
       return (
         <Text c="red" size="sm" role="alert">
