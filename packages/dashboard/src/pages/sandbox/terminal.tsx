@@ -31,6 +31,9 @@ export function Terminal({ sandboxId, running }: { sandboxId: string; running: b
       cursorBlink: true,
       fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
       fontSize: 14,
+      // Room below the baseline: at 1.0 the DOM renderer's rows clip underscores in DejaVu Sans
+      // Mono (Linux's usual monospace), so `a_b` showed as `a b`.
+      lineHeight: 1.2,
       scrollback: 5000,
       screenReaderMode: false,
       theme: { background: "#1a1b1e" },
