@@ -118,11 +118,23 @@ export function Terminal({ sandboxId, running }: { sandboxId: string; running: b
 function TerminalStatus({ status }: { status: Status }) {
   switch (status.kind) {
     case "connecting":
-      return <Badge color="yellow" variant="dot">Connecting…</Badge>;
+      return (
+        <Badge color="yellow" variant="dot">
+          Connecting…
+        </Badge>
+      );
     case "open":
-      return <Badge color="green" variant="dot">Connected</Badge>;
+      return (
+        <Badge color="green" variant="dot">
+          Connected
+        </Badge>
+      );
     case "exited":
-      return <Badge color="gray" variant="dot">Exited with code {status.exitCode}</Badge>;
+      return (
+        <Badge color="gray" variant="dot">
+          Exited with code {status.exitCode}
+        </Badge>
+      );
     case "failed":
       return (
         <Text c="red" size="sm" role="alert">
