@@ -104,13 +104,17 @@ export function Terminal({ sandboxId, running }: { sandboxId: string; running: b
           </Button>
         )}
       </Group>
-      <Box
-        ref={container}
-        role="application"
-        aria-label="Terminal"
-        data-testid="terminal"
-        style={{ height: 420, background: "#1a1b1e", borderRadius: 8, padding: 8 }}
-      />
+      {/* The padding sits on a frame around the terminal's own box: the fit addon sizes the
+          terminal to its box's computed height, which with padding (border-box) is 16 px too tall. */}
+      <Box style={{ height: 420, background: "#1a1b1e", borderRadius: 8, padding: 8 }}>
+        <Box
+          ref={container}
+          role="application"
+          aria-label="Terminal"
+          data-testid="terminal"
+          style={{ height: "100%" }}
+        />
+      </Box>
     </Box>
   );
 }
