@@ -19,13 +19,13 @@ const maxBufferedBytes = 1024 * 1024;
 
 /**
  * What a route plugin opens its event streams with. The streams still open are ended before the
- * server waits for its connections (`preClose`: an `onClose` hook would run after that wait), so
- * none holds up a shutdown.
+ * server waits for its connections (`preClose`: an `onClose` hook would run after that wait), and
+ * their connections closed once the end is sent, so none holds up a shutdown.
  */
 export function eventStreams(app: FastifyInstance): (reply: FastifyReply) => EventStream {
-  const open = new Set<EventStream>();
+  const open = new Map<EventStream, () => void>();
   app.addHook("preClose", async () => {
-    for (const stream of [...open]) stream.end();
+    for (const close of [...open.values()]) close();
   });
   return (reply) => {
     reply.hijack();
@@ -34,8 +34,7 @@ export function eventStreams(app: FastifyInstance): (reply: FastifyReply) => Eve
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
       "x-accel-buffering": "no",
-      // The connection is the stream's alone: once it ends, nothing idles on it.
-      connection: "close",
+      connection: "keep-alive",
     });
     res.flushHeaders();
     const controller = new AbortController();
@@ -54,7 +53,10 @@ export function eventStreams(app: FastifyInstance): (reply: FastifyReply) => Eve
         if (!res.writableEnded) res.end();
       },
     };
-    open.add(stream);
+    open.set(stream, () => {
+      res.once("finish", () => res.socket?.destroy());
+      stream.end();
+    });
     res.on("close", stream.end);
     return stream;
   };
