@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { defaultConfig } from "@paddock/common";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
@@ -49,6 +50,8 @@ export interface ControlPlaneOptions {
   billing?: BillingSettings;
   /** Stripe's API address for the accounts' own keys (`[payments] stripe_api_base`). */
   paymentsApiBase?: string;
+  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0: no limit. */
+  maxUploadBytes?: number;
 }
 
 /** The customer-facing control plane (SPEC.md §4.1): errors as `{code, detail}`. */
@@ -84,7 +87,11 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });
-  await app.register(fileRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(fileRoutes, {
+    identity,
+    sandboxes: options.sandboxes,
+    maxUploadBytes: options.maxUploadBytes ?? defaultConfig.server.max_upload_bytes,
+  });
   await app.register(codeRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });

@@ -497,10 +497,6 @@ export class SandboxService implements SandboxOperations {
     return this.deps.changes.watch(owner, listener);
   }
 
-  get maxUploadBytes(): number {
-    return this.deps.config.server.max_upload_bytes;
-  }
-
   /** Sets environment variables for every process execd starts in the sandbox from now on. */
   async applyEnv(id: string, env: Record<string, string>): Promise<void> {
     if (Object.keys(env).length === 0) return;

@@ -51,8 +51,6 @@ export interface SandboxOperations {
    * moved, metadata or expiry written, removed) until the returned function is called.
    */
   watch(owner: string, listener: ChangeListener): () => void;
-  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
-  readonly maxUploadBytes: number;
 }
 
 export interface SnapshotOperations {

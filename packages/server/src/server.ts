@@ -117,6 +117,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
           webhookToleranceSeconds: config.billing.webhook_tolerance_seconds,
         },
         paymentsApiBase: config.payments.stripe_api_base,
+        maxUploadBytes: config.server.max_upload_bytes,
       });
       proxyRoutes.push(publicEndpointRoute(stack.sandboxes, stack.secretKey));
       app.get("/openapi.json", async () => app.swagger());

@@ -47,6 +47,8 @@ function toInfo(entry: Record<string, unknown>) {
 export const fileRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
+  maxUploadBytes: number;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
   const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
@@ -61,7 +63,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     reply: FastifyReply,
     target: { path: string; mode?: number | undefined },
   ) => {
-    const limit = options.sandboxes.maxUploadBytes;
+    const limit = options.maxUploadBytes;
     try {
       assertUploadLength(request.headers["content-length"], limit);
       const execd = await execdFor(request);
@@ -163,7 +165,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         throw new PaddockError(Errors.invalidRequest, "send {path, content} as JSON, or raw bytes");
       const { path, content, encoding = "utf8", mode } = body;
       const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
-      assertUploadLength(String(bytes.length), options.sandboxes.maxUploadBytes);
+      assertUploadLength(String(bytes.length), options.maxUploadBytes);
       const form = new FormData();
       form.append("metadata", JSON.stringify({ path, ...(mode !== undefined ? { mode } : {}) }));
       form.append("file", new Blob([bytes]), "file");
