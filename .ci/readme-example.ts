@@ -1,9 +1,11 @@
 // Runs the README's TypeScript examples, as written, against the Paddock that `make run` started,
 // and checks what they print: the first (Paddock's SDK), then "Coming from E2B" (E2B's stock SDK
-// with the variables that section sets). A README whose example does not work fails CI.
+// with the variables that section sets). Then opens the dashboard where the README says, in
+// Chromium, and logs in. A README whose example does not work fails CI.
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { chromium } from "playwright-core";
 
 const root = join(import.meta.dirname, "..");
 const baseUrl = "http://127.0.0.1:8080";
@@ -53,3 +55,22 @@ runExample("the README's E2B example", tsBlock(e2bSection), {
   E2B_SANDBOX_URL: `${baseUrl}/e2b`,
   E2B_API_KEY: secret,
 });
+
+// "The dashboard": the address the README gives, in a real browser, logged in as that account.
+const dashboardUrl = /open \*\*(http:\/\/[^*]+)\*\* in a browser/.exec(readme)?.[1];
+if (dashboardUrl !== `${baseUrl}/`) throw new Error(`README.md's dashboard address is ${dashboardUrl}`);
+const browser = await chromium.launch({
+  executablePath: "/usr/bin/chromium",
+  args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto(dashboardUrl);
+  await page.getByLabel("Email").fill("me@example.com");
+  await page.getByLabel("Password").fill("a long password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.getByRole("heading", { name: "Sandboxes" }).waitFor({ timeout: 30_000 });
+  console.log("the README's dashboard: ok");
+} finally {
+  await browser.close();
+}

@@ -22,7 +22,10 @@ async function startServing(options: { config?: string; generateKey: boolean }, 
   const server = await startServer({ config, logger, generateKey: options.generateKey, controlPlane });
   console.log(`Paddock is listening on ${server.url}`);
   console.log(`  runtime API:  ${server.url}/v1  (header RUNTIME-API-KEY)`);
-  if (controlPlane) console.log(`  control plane: ${server.url}  (sign up: POST ${server.url}/auth/signup)`);
+  if (controlPlane) {
+    console.log(`  dashboard:    ${server.url}/  (open it in a browser to sign up)`);
+    console.log(`  control plane: ${server.url}  (sign up: POST ${server.url}/auth/signup)`);
+  }
   if (server.apiKey.source === "generated" || server.apiKey.source === "file") {
     console.log(
       `  API key:      ${server.apiKey.key}${server.apiKey.source === "generated" ? "  (new; saved in the data dir)" : ""}`,
