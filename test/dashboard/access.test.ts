@@ -16,6 +16,9 @@ import {
   userApi,
 } from "../support/dashboard.js";
 
+/** How long what the page shows may take to change, on two busy cores. */
+const settle = { timeout: 15_000, interval: 100 };
+
 interface Violation {
   id: string;
   impact: string | null | undefined;
@@ -145,7 +148,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
 
     await other.goto(`${t.url}/#/sandboxes/${sandboxId}`);
     const refusal = other.getByRole("alert").filter({ hasText: `Sandbox ${sandboxId}` });
-    await expect.poll(() => textOf(refusal)).toMatch(/no sandbox/i);
+    await expect.poll(() => textOf(refusal), settle).toMatch(/no sandbox/i);
     expect(await other.getByTestId("sandbox-state").count()).toBe(0);
     expect(await other.getByTestId("terminal").count()).toBe(0);
     expect(await other.getByRole("tab").count()).toBe(0);
@@ -202,10 +205,10 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     };
     expect(await onScreen()).toBe(false);
     await on.getByRole("button", { name: "Menu" }).click();
-    await expect.poll(onScreen).toBe(true);
+    await expect.poll(onScreen, settle).toBe(true);
     await keysLink.click();
     await heading(on, "API keys").waitFor();
-    await expect.poll(onScreen).toBe(false);
+    await expect.poll(onScreen, settle).toBe(false);
 
     await on.getByRole("button", { name: "Menu" }).click();
     await on.getByRole("navigation").getByRole("link", { name: "Sandboxes" }).click();
@@ -213,7 +216,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     // Nothing but the table scrolls sideways; the page itself fits the screen.
     expect(Number(await on.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(390);
     const row = on.locator(`tr[data-sandbox-id="${sandboxId}"]`);
-    await expect.poll(() => textOf(row.getByTestId("sandbox-state"))).toBe("Running");
+    await expect.poll(() => textOf(row.getByTestId("sandbox-state")), settle).toBe("Running");
 
     await on.getByRole("button", { name: "New sandbox" }).click();
     const dialog = on.getByRole("dialog", { name: "New sandbox" });
@@ -225,7 +228,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
 
     await row.getByRole("link", { name: sandboxId }).click();
     await on.getByRole("heading", { name: sandboxId }).waitFor();
-    await expect.poll(() => textOf(on.getByTestId("sandbox-state"))).toBe("Running");
+    await expect.poll(() => textOf(on.getByTestId("sandbox-state")), settle).toBe("Running");
     await phone.context.close();
   });
 });
