@@ -168,6 +168,11 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     await heading(on, "Sandboxes").waitFor();
     await on.locator(`tr[data-sandbox-id="${sandboxId}"]`).waitFor();
     found.sandboxes = await seriousViolations(on);
+    await on.getByRole("button", { name: "New sandbox" }).click();
+    await on.getByRole("dialog", { name: "New sandbox" }).waitFor();
+    found.newSandbox = await seriousViolations(on);
+    await on.keyboard.press("Escape");
+    await on.getByRole("dialog", { name: "New sandbox" }).waitFor({ state: "hidden" });
 
     await on.getByRole("link", { name: sandboxId }).click();
     await on.getByText("Connected", { exact: true }).waitFor({ timeout: 30_000 });
@@ -181,7 +186,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     await on.getByRole("row", { name: new RegExp(sandboxId) }).waitFor();
     found.usage = await seriousViolations(on);
 
-    expect(found).toEqual({ login: [], sandboxes: [], sandbox: [], keys: [], usage: [] });
+    expect(found).toEqual({ login: [], sandboxes: [], newSandbox: [], sandbox: [], keys: [], usage: [] });
     expect(checked.problems.filter((problem) => problem.startsWith("uncaught"))).toEqual([]);
     await checked.context.close();
   });
