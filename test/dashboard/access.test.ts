@@ -155,7 +155,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     await bob.context.close();
   });
 
-  test("axe-core finds nothing serious or critical on the login, sandboxes, sandbox, keys and usage pages", async () => {
+  test("axe-core finds nothing serious or critical on the login, sandboxes (and New sandbox), sandbox, keys and usage pages", async () => {
     // Only this context may inject axe's script past the page's CSP.
     const checked = await openPage(browser, { bypassCSP: true, colorScheme: "light" });
     const on = checked.page;
