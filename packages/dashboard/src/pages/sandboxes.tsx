@@ -149,7 +149,13 @@ export function SandboxesPage() {
               {list.data?.items.map((sandbox) => (
                 <Table.Tr key={sandbox.id} data-sandbox-id={sandbox.id}>
                   <Table.Td>
-                    <Anchor component={Link} to={`/sandboxes/${sandbox.id}`} ff="monospace" size="sm">
+                    <Anchor
+                      component={Link}
+                      to={`/sandboxes/${sandbox.id}`}
+                      ff="monospace"
+                      size="sm"
+                      style={{ whiteSpace: "nowrap" }}
+                    >
                       {sandbox.id}
                     </Anchor>
                   </Table.Td>

@@ -111,7 +111,7 @@ export function Files({ sandboxId, running }: { sandboxId: string; running: bool
           )}
         </FileButton>
       </Group>
-      <Breadcrumbs mb="sm" aria-label="Folder path">
+      <Breadcrumbs mb="sm" aria-label="Folder path" separator="›">
         <Anchor component="button" type="button" onClick={() => open("/")}>
           /
         </Anchor>
