@@ -30,6 +30,8 @@ const theme = createTheme({
   primaryColor: "blue",
   primaryShade: { light: 8, dark: 5 },
   defaultRadius: "md",
+  // Dialogs and menus appear without animation for people who ask their system for less motion.
+  respectReducedMotion: true,
   components: {
     // Every dialog's × button is named for screen readers (Mantine leaves it an unnamed icon).
     Modal: Modal.extend({ defaultProps: { closeButtonProps: { "aria-label": "Close" } } }),
