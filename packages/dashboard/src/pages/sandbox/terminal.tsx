@@ -35,7 +35,6 @@ export function Terminal({ sandboxId, running }: { sandboxId: string; running: b
       // Mono (Linux's usual monospace), so `a_b` showed as `a b`.
       lineHeight: 1.2,
       scrollback: 5000,
-      screenReaderMode: false,
       theme: { background: "#1a1b1e" },
     });
     const fit = new FitAddon();
