@@ -11,11 +11,11 @@ import {
 } from "@mantine/core";
 import { useForm } from "@mantine/form";
 import { IconPlus, IconX } from "@tabler/icons-react";
-import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { useNavigate } from "react-router";
 import { api, ok } from "../api/client";
 import { useTemplates } from "../api/sandboxes";
+import { useSecrets } from "../api/secrets";
 import { ErrorAlert } from "../components/page";
 
 interface Pair {
@@ -30,12 +30,7 @@ const toRecord = (pairs: Pair[]) =>
 export function CreateSandboxForm() {
   const navigate = useNavigate();
   const templates = useTemplates();
-  const secrets = useQuery({
-    queryKey: ["secrets"],
-    // The same key and shape as the Secrets page's query (they share the cache); the names only.
-    queryFn: () => ok(api.GET("/secrets")),
-    select: (answer) => answer.items,
-  });
+  const secrets = useSecrets();
   const [error, setError] = useState<unknown>();
   const form = useForm({
     initialValues: {

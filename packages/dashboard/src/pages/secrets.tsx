@@ -14,20 +14,20 @@ import { useForm } from "@mantine/form";
 import { modals } from "@mantine/modals";
 import { notifications } from "@mantine/notifications";
 import { IconTrash } from "@tabler/icons-react";
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { api, ok } from "../api/client";
+import { secretsKey, useSecrets } from "../api/secrets";
 import { ErrorAlert, Page } from "../components/page";
 import { formatDateTime } from "../format";
 
-const secretsKey = ["secrets"];
 const namePattern = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const nameRule = "Letters, digits and underscores, not starting with a digit; at most 128 characters.";
 
 /** The account's secrets, by name only: values go in and never come back out. */
 export function SecretsPage() {
   const queryClient = useQueryClient();
-  const secrets = useQuery({ queryKey: secretsKey, queryFn: () => ok(api.GET("/secrets")) });
-  const names = new Set(secrets.data?.items.map((secret) => secret.name));
+  const secrets = useSecrets();
+  const names = new Set(secrets.data?.map((secret) => secret.name));
   const form = useForm({
     initialValues: { name: "", value: "" },
     validate: {
@@ -65,7 +65,7 @@ export function SecretsPage() {
       onConfirm: () => remove.mutate(name),
     });
 
-  const items = secrets.data?.items ?? [];
+  const items = secrets.data ?? [];
   const replacing = names.has(form.values.name);
   return (
     <Page title="Secrets">
