@@ -273,6 +273,7 @@ describe("the dashboard's API", () => {
         "timestamp",
       ]);
       sane(one.body);
+      expect(one.body.cpu_count).toBe(1); // the default limit, not the CPUs gVisor shows
       expect(await call(bob, "GET", `/sandboxes/${second}/metrics`)).toMatchObject({
         status: 404,
         body: { code: "sandbox_not_found" },

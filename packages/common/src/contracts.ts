@@ -38,6 +38,9 @@ export const EXECD_TOKEN_ENV = "PADDOCK_EXECD_TOKEN";
 /** Set to "1" when an egress sidecar guards the sandbox: execd holds the user's entrypoint until
  *  the sidecar reports that enforcement is in place (GET http://127.0.0.1:18080/healthz → 200). */
 export const EXECD_WAIT_EGRESS_ENV = "PADDOCK_WAIT_EGRESS";
+/** The CPUs the sandbox may use (its resourceLimits.cpu, as a number), for execd's metrics:
+ *  gVisor shows its guests neither the CPU quota nor fewer than two CPUs. */
+export const EXECD_CPU_LIMIT_ENV = "PADDOCK_CPU_LIMIT";
 /**
  * execd's own Node must not take the sandbox's Node settings: a user's `NODE_OPTIONS=--require
  * ./setup.js` would stop execd from starting. Every `NODE_*` variable reaches execd emptied, its

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import {
+  EXECD_CPU_LIMIT_ENV,
   EXECD_PORT,
   EXECD_TOKEN_ENV,
   EXECD_WAIT_EGRESS_ENV,
@@ -15,6 +16,8 @@ const token = process.env[EXECD_TOKEN_ENV];
 delete process.env[EXECD_TOKEN_ENV];
 const waitEgress = process.env[EXECD_WAIT_EGRESS_ENV] === "1";
 delete process.env[EXECD_WAIT_EGRESS_ENV];
+const cpuLimit = Number(process.env[EXECD_CPU_LIMIT_ENV]) || undefined;
+delete process.env[EXECD_CPU_LIMIT_ENV];
 if (!token) console.error(`execd: ${EXECD_TOKEN_ENV} is not set; every request will be refused`);
 // Set when this execd is an isolated session's agent: it serves that session on a Unix socket.
 const agentSocket = process.env[ISOLATED_AGENT_SOCKET_ENV];
@@ -28,7 +31,7 @@ if (agentSocket) process.env.TMPDIR = dirname(agentSocket);
 const separator = process.argv.indexOf("--");
 const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
 
-const execd = createExecd({ token, env, isolated: agentSocket === undefined });
+const execd = createExecd({ token, env, cpuLimit, isolated: agentSocket === undefined });
 process.on("uncaughtException", (error) => console.error(`execd: ${error.stack ?? error.message}`));
 process.on("unhandledRejection", (error) => console.error(`execd: ${String(error)}`));
 

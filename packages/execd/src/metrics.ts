@@ -32,8 +32,9 @@ function cpuMicros(): number {
   return (busy / 100) * 1e6;
 }
 
-/** CPUs the sandbox may use: its CPU quota when it has one, else the CPUs it sees. */
-function cpuCount(): number {
+/** CPUs the sandbox may use: the limit the runtime set, else its cgroup's quota, else the CPUs it sees. */
+function cpuCount(limit: number | undefined): number {
+  if (limit) return limit;
   const v2 = read("/sys/fs/cgroup/cpu.max")?.split(" ");
   if (v2 && v2[0] !== "max") return Number(v2[0]) / Number(v2[1]);
   const quota =
@@ -72,9 +73,11 @@ function memory(): { used: number; total: number } {
 export class Metrics {
   private last = { at: performance.now(), cpu: cpuMicros() };
 
+  constructor(private readonly cpuLimit?: number) {}
+
   snapshot() {
     const now = { at: performance.now(), cpu: cpuMicros() };
-    const count = cpuCount();
+    const count = cpuCount(this.cpuLimit);
     const wallMicros = Math.max(1, (now.at - this.last.at) * 1000);
     const pct = Math.min(100, Math.max(0, ((now.cpu - this.last.cpu) / wallMicros / count) * 100));
     this.last = now;
@@ -95,7 +98,7 @@ export class Metrics {
 
   watch(res: ServerResponse): void {
     const sse = openSse(res);
-    const sampler = new Metrics();
+    const sampler = new Metrics(this.cpuLimit);
     const tick = () => sse.send({ type: "metrics", ...sampler.snapshot() });
     tick();
     const timer = setInterval(tick, 1000);

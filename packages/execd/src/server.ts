@@ -31,13 +31,15 @@ export function createExecd(options: {
   token: string | undefined;
   env: Environment;
   extraRoutes?: Route[];
+  /** The CPUs the sandbox may use, when the runtime set a limit. */
+  cpuLimit?: number;
   /** False in a session's agent: isolated sessions do not nest. */
   isolated?: boolean;
 }): Execd {
   const commands = new Commands(options.env);
   const sessions = new Sessions(options.env);
   const code = new CodeContexts(options.env, sessions);
-  const metrics = new Metrics();
+  const metrics = new Metrics(options.cpuLimit);
   const terminals = new Terminals(options.env);
   const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
   const envd = new Envd({ env: options.env, code, metrics });

@@ -5,6 +5,7 @@ import {
   EGRESS_TOKEN_ENV,
   EGRESS_UPSTREAM_DNS_ENV,
   Errors,
+  EXECD_CPU_LIMIT_ENV,
   EXECD_MOUNT,
   EXECD_PORT,
   EXECD_TOKEN_ENV,
@@ -222,6 +223,7 @@ export class DockerRuntime implements Runtime {
       const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
+      if (spec.cpuMillis) env[EXECD_CPU_LIMIT_ENV] = String(spec.cpuMillis / 1000);
       const container = await this.docker.createContainer({
         name: spec.sandboxId,
         Image: spec.image,

@@ -115,6 +115,7 @@ describe("sandboxPod", () => {
     expect(env).toContainEqual({ name: "NODE_OPTIONS", value: "" });
     expect(env).toContainEqual({ name: "PADDOCK_STASHED_NODE_OPTIONS", value: "--max-old-space-size=64" });
     expect(env).toContainEqual({ name: "PADDOCK_WAIT_EGRESS", value: "1" });
+    expect(env).toContainEqual({ name: "PADDOCK_CPU_LIMIT", value: "1.5" });
     expect(egress?.env).toContainEqual({
       name: "PADDOCK_EGRESS_POLICY",
       value: JSON.stringify(spec.networkPolicy),

@@ -19,6 +19,7 @@ import {
   EGRESS_POLICY_ENV,
   EGRESS_TOKEN_ENV,
   EGRESS_UPSTREAM_DNS_ENV,
+  EXECD_CPU_LIMIT_ENV,
   EXECD_MOUNT,
   EXECD_TOKEN_ENV,
   EXECD_WAIT_EGRESS_ENV,
@@ -87,6 +88,7 @@ export function sandboxPod(context: PodContext, spec: WorkloadSpec, options: { p
   }));
   env.push(secretEnv(EXECD_TOKEN_ENV, names.tokens, tokenKeys.execd));
   if (spec.networkPolicy) env.push({ name: EXECD_WAIT_EGRESS_ENV, value: "1" });
+  if (spec.cpuMillis) env.push({ name: EXECD_CPU_LIMIT_ENV, value: String(spec.cpuMillis / 1000) });
   const userVolumes = spec.volumes.map((volume, index) => ({ volume, name: `volume-${index}` }));
   const pullSecrets = [
     ...(options.pullSecret ? [names.pull] : []),
