@@ -33,6 +33,7 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
   }, [sandboxId, running]);
 
   const latest = samples.at(-1);
+  const memoryTotal = latest ? Math.ceil(latest.mem_total_mib) : undefined;
   const points = samples.map((sample) => ({
     time: new Date(sample.timestamp).toLocaleTimeString(),
     cpu: Math.round(sample.cpu_used_pct * 10) / 10,
@@ -57,7 +58,9 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
               CPU
             </Title>
             <Text size="sm" data-testid="cpu-now">
-              {latest ? `${latest.cpu_used_pct.toFixed(1)} % of ${latest.cpu_count} cores` : "waiting…"}
+              {latest
+                ? `${latest.cpu_used_pct.toFixed(1)} % of ${latest.cpu_count} ${latest.cpu_count > 1 ? "CPUs" : "CPU"}`
+                : "waiting…"}
             </Text>
           </Group>
           <LineChart
@@ -88,7 +91,14 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
             data={points}
             dataKey="time"
             series={[{ name: "memory", label: "Memory MiB", color: "teal.7" }]}
-            yAxisProps={{ domain: [0, latest ? Math.ceil(latest.mem_total_mib) : "auto"] }}
+            yAxisProps={
+              memoryTotal
+                ? {
+                    domain: [0, memoryTotal],
+                    ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * memoryTotal)),
+                  }
+                : { domain: [0, "auto"] }
+            }
             withDots={false}
             curveType="monotone"
             unit=" MiB"
