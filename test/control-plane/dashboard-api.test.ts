@@ -376,6 +376,27 @@ describe("the upload limit", () => {
     expect(await content()).toBe("k".repeat(limit));
   });
 
+  test("an upload its client abandons half-way leaves the file as it was", async () => {
+    const before = await listing();
+    for (const chunked of [false, true]) {
+      const request = httpRequest(`${t.url}/sandboxes/${id}/files/upload?path=${path}`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/octet-stream",
+          ...(chunked ? {} : { "content-length": String(limit) }),
+        },
+      });
+      request.on("error", () => undefined);
+      request.write(Buffer.alloc(limit / 2, "h"));
+      await sleep(300); // the half is on its way into the sandbox
+      request.destroy();
+      await sleep(500);
+      expect(await content(), `chunked=${chunked}`).toBe("k".repeat(limit));
+      expect(await listing()).toEqual(before);
+    }
+  });
+
   test("an open change stream ends when the server closes, without holding it up", async () => {
     const stream = await readEvents(`${t.url}/sandboxes/events`, { authorization: `Bearer ${token}` });
     expect(stream.status).toBe(200);

@@ -257,6 +257,32 @@ describe("the dashboard, one account from sign-up to a killed sandbox", () => {
       .toMatch(/larger than this server's limit of 1048576 bytes/);
     expect((await download("keep.txt")).toString()).toBe("the old content\n");
     expect(await row("keep.txt").getByRole("cell").nth(1).textContent()).toBe("16 B");
+
+    // An upload shows its progress and can be cancelled half-way, which leaves the old file. The
+    // browser's uplink is slowed to 128 KiB/s so that the upload lasts a few seconds.
+    const network = await page.context().newCDPSession(page);
+    await network.send("Network.enable");
+    const uplink = (uploadThroughput: number) =>
+      network.send("Network.emulateNetworkConditions", {
+        offline: false,
+        latency: 0,
+        downloadThroughput: -1,
+        uploadThroughput,
+      });
+    await uplink(128 * 1024);
+    await upload("keep.txt", Buffer.alloc(maxUploadBytes, "y"));
+    const progress = page.getByRole("status").filter({ hasText: "Uploading keep.txt" });
+    await expect
+      .poll(() => textOf(progress), settle)
+      .toMatch(/^Uploading keep\.txt: [1-9][\d.]* KiB of 1\.0 MiB$/);
+    expect(await page.getByRole("progressbar", { name: "Upload of keep.txt" }).count()).toBe(1);
+    await page.getByRole("button", { name: "Cancel upload" }).click();
+    await page.getByText("Upload of keep.txt cancelled; nothing was written").waitFor({ timeout: 10_000 });
+    await uplink(-1);
+    expect(await progress.count()).toBe(0);
+    expect(await page.getByRole("alert").filter({ hasText: "Upload failed" }).count()).toBe(0);
+    expect((await download("keep.txt")).toString()).toBe("the old content\n");
+    await network.detach();
   });
 
   test("metrics show live CPU and memory; diagnostics show the sandbox's events", async () => {

@@ -43,6 +43,7 @@ export async function ok<T>(pending: Promise<{ data?: T; error?: unknown; respon
   try {
     answer = await pending;
   } catch (error) {
+    if (isCancelled(error)) throw error;
     throw new ApiError(0, "connection_failed", `Paddock did not answer (${(error as Error).message}).`);
   }
   if (!answer.response.ok) {
@@ -55,6 +56,9 @@ export async function ok<T>(pending: Promise<{ data?: T; error?: unknown; respon
   }
   return answer.data as T;
 }
+
+/** True for the error a call ends with when its signal aborts it: the user cancelled it. */
+export const isCancelled = (error: unknown) => error instanceof DOMException && error.name === "AbortError";
 
 /** The human text of any error a page shows. */
 export function messageOf(error: unknown): string {

@@ -7,6 +7,8 @@ import {
   FileButton,
   Group,
   Loader,
+  Progress,
+  Stack,
   Table,
   Text,
   TextInput,
@@ -16,9 +18,10 @@ import { modals } from "@mantine/modals";
 import { notifications } from "@mantine/notifications";
 import { IconDownload, IconFile, IconFolder, IconTrash, IconUpload } from "@tabler/icons-react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useState } from "react";
-import { api, ok } from "../../api/client";
+import { useRef, useState } from "react";
+import { api, isCancelled, ok } from "../../api/client";
 import type { FileInfo } from "../../api/types";
+import { fetchReportingUpload, type UploadProgress } from "../../api/upload-progress";
 import { ErrorAlert } from "../../components/page";
 import { formatBytes, formatDateTime } from "../../format";
 
@@ -47,20 +50,34 @@ export function Files({ sandboxId, running }: { sandboxId: string; running: bool
         ),
   });
 
+  const [progress, setProgress] = useState<UploadProgress & { name: string }>();
+  const cancelUpload = useRef<AbortController>(undefined);
   const upload = useMutation({
-    mutationFn: (file: File) =>
-      ok(
+    mutationFn: (file: File) => {
+      const controller = new AbortController();
+      cancelUpload.current = controller;
+      setProgress({ name: file.name, sent: 0, total: file.size });
+      return ok(
         api.POST("/sandboxes/{id}/files/upload", {
           ...params(join(directory, file.name)),
           body: file as never,
           bodySerializer: (body: unknown) => body as File,
           headers: { "content-type": "application/octet-stream" },
+          signal: controller.signal,
+          fetch: fetchReportingUpload(file, (step) => setProgress({ name: file.name, ...step })),
         }),
-      ),
+      );
+    },
     onSuccess: (written) => {
       notifications.show({ message: `Uploaded ${written.path} (${formatBytes(written.size)})` });
       void queryClient.invalidateQueries({ queryKey: key });
     },
+    // A cancelled upload leaves the sandbox's file as it was: the server writes a file only whole.
+    onError: (error, file) => {
+      if (isCancelled(error))
+        notifications.show({ message: `Upload of ${file.name} cancelled; nothing was written` });
+    },
+    onSettled: () => setProgress(undefined),
   });
 
   const remove = useMutation({
@@ -124,7 +141,23 @@ export function Files({ sandboxId, running }: { sandboxId: string; running: bool
           );
         })}
       </Breadcrumbs>
-      <ErrorAlert error={upload.error} title="Upload failed" />
+      {progress && (
+        <Group mb="sm" wrap="nowrap" align="flex-end">
+          <Stack gap={4} flex={1}>
+            <Text size="sm" role="status">
+              Uploading {progress.name}: {formatBytes(progress.sent)} of {formatBytes(progress.total)}
+            </Text>
+            <Progress
+              value={progress.total ? (100 * progress.sent) / progress.total : 0}
+              aria-label={`Upload of ${progress.name}`}
+            />
+          </Stack>
+          <Button variant="default" size="xs" onClick={() => cancelUpload.current?.abort()}>
+            Cancel upload
+          </Button>
+        </Group>
+      )}
+      <ErrorAlert error={isCancelled(upload.error) ? undefined : upload.error} title="Upload failed" />
       <ErrorAlert error={listing.error} title={`Could not list ${directory}`} />
       <Table.ScrollContainer minWidth={560}>
         <Table verticalSpacing="xs" aria-label={`Files in ${directory}`}>
