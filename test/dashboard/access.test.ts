@@ -201,7 +201,7 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     await checked.context.close();
   });
 
-  test("on a phone-sized screen the navigation opens from the menu button and the Sandboxes page works", async () => {
+  test("on a phone-sized screen the navigation opens from the menu button, closes on any change of page, and the Sandboxes page works", async () => {
     const phone = await openPage(browser, {
       viewport: { width: 390, height: 844 },
       isMobile: true,
@@ -227,6 +227,14 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
 
     await on.getByRole("button", { name: "Menu" }).click();
     await on.getByRole("navigation").getByRole("link", { name: "Sandboxes" }).click();
+    await heading(on, "Sandboxes").waitFor();
+    // The browser's Back, with the menu open, shows the page it goes to, not the menu.
+    await on.getByRole("button", { name: "Menu" }).click();
+    await expect.poll(onScreen, settle).toBe(true);
+    await on.goBack();
+    await heading(on, "API keys").waitFor();
+    await expect.poll(onScreen, settle).toBe(false);
+    await on.goForward();
     await heading(on, "Sandboxes").waitFor();
     // Nothing but the table scrolls sideways; the page itself fits the screen.
     expect(Number(await on.evaluate("document.documentElement.scrollWidth"))).toBeLessThanOrEqual(390);

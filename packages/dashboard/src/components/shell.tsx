@@ -21,6 +21,7 @@ import {
   IconSun,
   IconUserCircle,
 } from "@tabler/icons-react";
+import { useEffect } from "react";
 import { Outlet, NavLink as RouterLink, useLocation } from "react-router";
 import { useSandboxEvents } from "../api/sandbox-events";
 import { useAccount, useSession } from "../session/session";
@@ -42,6 +43,9 @@ export function Shell() {
   const { setColorScheme } = useMantineColorScheme();
   const scheme = useComputedColorScheme("light");
   const { pathname } = useLocation();
+  // The phone's drawer closes on every change of page, by a link or by the browser's Back.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: pathname is the trigger, not an input
+  useEffect(close, [pathname]);
   useSandboxEvents();
   return (
     <AppShell
