@@ -1,8 +1,8 @@
-import { createHmac, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { Paddock, PaddockError } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { FakeStripe } from "../support/fake-stripe.js";
+import { FakeStripe, webhookEvent, webhookSignature } from "../support/fake-stripe.js";
 
 // Billing through the SDK against a real server on both engines; Stripe's API is the local fake,
 // webhook events are built here and signed with Stripe's algorithm (HMAC-SHA256 of `t.body`).
@@ -17,30 +17,6 @@ async function caught(promise: Promise<unknown>): Promise<PaddockError> {
   );
   if (!(error instanceof PaddockError)) throw new Error(`expected a PaddockError, got ${String(error)}`);
   return error;
-}
-
-/** The header Stripe sends: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.payload">`. */
-function signature(
-  payload: string,
-  secret = webhookSecret,
-  timestamp = Math.floor(Date.now() / 1000),
-): string {
-  const mac = createHmac("sha256", secret).update(`${timestamp}.${payload}`).digest("hex");
-  return `t=${timestamp},v1=${mac}`;
-}
-
-function event(type: string, object: Record<string, unknown>, id = `evt_${randomBytes(12).toString("hex")}`) {
-  return JSON.stringify({
-    id,
-    object: "event",
-    api_version: "2026-10-28.endive",
-    created: Math.floor(Date.now() / 1000),
-    livemode: false,
-    pending_webhooks: 1,
-    request: { id: null, idempotency_key: null },
-    type,
-    data: { object },
-  });
 }
 
 describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
@@ -58,7 +34,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
       body: payload,
     });
   const deliver = async (payload: string) => {
-    const response = await post(payload, { "stripe-signature": signature(payload) });
+    const response = await post(payload, { "stripe-signature": webhookSignature(payload, webhookSecret) });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
   };
   const planOf = async (id: string) =>
@@ -134,8 +110,8 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     expect(await planOf(accountId)).toBe("free");
 
     // Stripe's customer exists once the buyer pays; the completed session names it.
-    const customer = (await stripeCustomer(stripe, platformKey)) as string;
-    const completed = event("checkout.session.completed", {
+    const customer = stripe.addCustomer("platform", "buyer@example.com");
+    const completed = webhookEvent("checkout.session.completed", {
       ...created,
       status: "complete",
       payment_status: "paid",
@@ -185,13 +161,13 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
         subscription_details: { subscription: "sub_first", metadata: {} },
       },
     });
-    expect((await deliver(event("invoice.payment_failed", invoice("open")))).status).toBe(200);
+    expect((await deliver(webhookEvent("invoice.payment_failed", invoice("open")))).status).toBe(200);
     expect((await client.billing.plans()).current).toEqual({ plan: "pro", subscriptionStatus: "past_due" });
-    expect((await deliver(event("invoice.paid", invoice("paid")))).status).toBe(200);
+    expect((await deliver(webhookEvent("invoice.paid", invoice("paid")))).status).toBe(200);
     expect((await client.billing.plans()).current).toEqual({ plan: "pro", subscriptionStatus: "active" });
 
     // A deletion of some other subscription of the customer changes nothing.
-    const otherDeleted = event("customer.subscription.deleted", {
+    const otherDeleted = webhookEvent("customer.subscription.deleted", {
       id: "sub_other",
       object: "subscription",
       customer,
@@ -202,7 +178,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     expect(await planOf(accountId)).toBe("pro");
 
     // The subscription ends: back to Free; a late invoice.paid for it does not bring Pro back.
-    const deleted = event("customer.subscription.deleted", {
+    const deleted = webhookEvent("customer.subscription.deleted", {
       id: "sub_first",
       object: "subscription",
       customer,
@@ -212,7 +188,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     expect(await deliver(deleted)).toEqual({ status: 200, body: { received: true, duplicate: false } });
     expect(await planOf(accountId)).toBe("free");
     expect((await client.billing.plans()).current).toEqual({ plan: "free", subscriptionStatus: "canceled" });
-    expect((await deliver(event("invoice.paid", invoice("paid")))).status).toBe(200);
+    expect((await deliver(webhookEvent("invoice.paid", invoice("paid")))).status).toBe(200);
     expect(await planOf(accountId)).toBe("free");
 
     // Subscribing again reuses the Stripe customer rather than creating another.
@@ -229,7 +205,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     const racer = (await Paddock.login("racer@example.com", "correct horse battery", { baseUrl: t.url }))
       .client;
     const racerId = (await racer.me()).id;
-    const completed = event("checkout.session.completed", {
+    const completed = webhookEvent("checkout.session.completed", {
       id: "cs_test_race",
       object: "checkout.session",
       mode: "subscription",
@@ -264,9 +240,9 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
       subscription: "sub_slow",
       metadata: {},
     };
-    expect((await deliver(event("checkout.session.completed", session))).status).toBe(200);
+    expect((await deliver(webhookEvent("checkout.session.completed", session))).status).toBe(200);
     expect((await slow.billing.plans()).current).toEqual({ plan: "free", subscriptionStatus: "incomplete" });
-    const paid = event("invoice.paid", {
+    const paid = webhookEvent("invoice.paid", {
       id: "in_slow",
       object: "invoice",
       customer: "cus_slow",
@@ -279,7 +255,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     expect((await slow.billing.plans()).current).toEqual({ plan: "pro", subscriptionStatus: "active" });
 
     const updated = (status: string) =>
-      event("customer.subscription.updated", {
+      webhookEvent("customer.subscription.updated", {
         id: "sub_slow",
         object: "subscription",
         customer: "cus_slow",
@@ -298,7 +274,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     const forger = (await Paddock.login("forger@example.com", "correct horse battery", { baseUrl: t.url }))
       .client;
     const forgerId = (await forger.me()).id;
-    const payload = event("checkout.session.completed", {
+    const payload = webhookEvent("checkout.session.completed", {
       id: "cs_test_forged",
       object: "checkout.session",
       mode: "subscription",
@@ -310,9 +286,9 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     });
     const attempts: Record<string, string>[] = [
       {},
-      { "stripe-signature": signature(payload, "whsec_not_the_secret") },
-      { "stripe-signature": signature(payload, webhookSecret, Math.floor(Date.now() / 1000) - 3600) },
-      { "stripe-signature": signature(payload.replace("paid", "paid ")) },
+      { "stripe-signature": webhookSignature(payload, "whsec_not_the_secret") },
+      { "stripe-signature": webhookSignature(payload, webhookSecret, Math.floor(Date.now() / 1000) - 3600) },
+      { "stripe-signature": webhookSignature(payload.replace("paid", "paid "), webhookSecret) },
       { "stripe-signature": "t=abc,v1=def" },
     ];
     for (const headers of attempts) {
@@ -324,7 +300,10 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     for (const type of ["text/plain", "application/octet-stream"]) {
       const response = await fetch(`${t.url}/billing/webhook`, {
         method: "POST",
-        headers: { "content-type": type, "stripe-signature": signature(payload, "whsec_not_the_secret") },
+        headers: {
+          "content-type": type,
+          "stripe-signature": webhookSignature(payload, "whsec_not_the_secret"),
+        },
         body: payload,
       });
       expect(response.status, type).toBe(400);
@@ -336,7 +315,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
     ]);
     // A body altered after signing does not verify either.
     const tampered = await post(payload.replace(forgerId, accountId), {
-      "stripe-signature": signature(payload),
+      "stripe-signature": webhookSignature(payload, webhookSecret),
     });
     expect(tampered.status).toBe(400);
 
@@ -355,7 +334,7 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
   });
 
   test("events about unknown accounts or of other kinds are acknowledged and change nothing", async () => {
-    const unknown = event("checkout.session.completed", {
+    const unknown = webhookEvent("checkout.session.completed", {
       id: "cs_test_x",
       object: "checkout.session",
       mode: "subscription",
@@ -366,7 +345,9 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
       metadata: {},
     });
     expect(await deliver(unknown)).toEqual({ status: 200, body: { received: true, duplicate: false } });
-    expect((await deliver(event("customer.created", { id: "cus_x", object: "customer" }))).status).toBe(200);
+    expect(
+      (await deliver(webhookEvent("customer.created", { id: "cus_x", object: "customer" }))).status,
+    ).toBe(200);
     const db = t.server.stack.database.db;
     expect(
       await db
@@ -376,7 +357,9 @@ describe.each(["sqlite", "postgres"] as const)("billing on %s", (engine) => {
         .execute(),
     ).toEqual([]);
     // Not JSON at all, even signed: refused.
-    const response = await post("not json", { "stripe-signature": signature("not json") });
+    const response = await post("not json", {
+      "stripe-signature": webhookSignature("not json", webhookSecret),
+    });
     expect(response.status).toBe(400);
   });
 
@@ -421,10 +404,13 @@ describe("billing without configuration", () => {
     expect(plans.current.plan).toBe("free");
     const checkout = await caught(client.billing.checkout("pro"));
     expect([checkout.status, checkout.code]).toEqual([503, "billing_not_configured"]);
-    const payload = event("invoice.paid", { id: "in_1", object: "invoice" });
+    const payload = webhookEvent("invoice.paid", { id: "in_1", object: "invoice" });
     const webhook = await fetch(`${t.url}/billing/webhook`, {
       method: "POST",
-      headers: { "content-type": "application/json", "stripe-signature": signature(payload) },
+      headers: {
+        "content-type": "application/json",
+        "stripe-signature": webhookSignature(payload, webhookSecret),
+      },
       body: payload,
     });
     expect(webhook.status).toBe(503);
@@ -433,13 +419,3 @@ describe("billing without configuration", () => {
     expect(await client.secrets.list()).toEqual([]);
   });
 });
-
-/** The platform's Stripe customer for the buyer, as Stripe would create it during checkout. */
-async function stripeCustomer(stripe: FakeStripe, key: string): Promise<string> {
-  const response = await fetch(`${stripe.url}/v1/customers`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${key}`, "content-type": "application/x-www-form-urlencoded" },
-    body: "email=buyer%40example.com",
-  });
-  return ((await response.json()) as { id: string }).id;
-}

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -112,6 +112,31 @@ function metadataOf(params: Params): Record<string, string> {
   >;
 }
 
+/** The header Stripe signs a webhook with: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "t.payload">`. */
+export function webhookSignature(payload: string, secret: string, timestamp = now()): string {
+  const mac = createHmac("sha256", secret).update(`${timestamp}.${payload}`).digest("hex");
+  return `t=${timestamp},v1=${mac}`;
+}
+
+/** A webhook event's body, as Stripe sends it. */
+export function webhookEvent(
+  type: string,
+  object: Record<string, unknown>,
+  id = `evt_${randomBytes(12).toString("hex")}`,
+): string {
+  return JSON.stringify({
+    id,
+    object: "event",
+    api_version: "2026-10-28.endive",
+    created: now(),
+    livemode: false,
+    pending_webhooks: 1,
+    request: { id: null, idempotency_key: null },
+    type,
+    data: { object },
+  });
+}
+
 export class FakeStripe {
   readonly requests: RecordedRequest[] = [];
   private readonly server: Server;
@@ -163,6 +188,11 @@ export class FakeStripe {
     const account = this.accounts.get(name);
     if (!account) throw new Error(`no fake Stripe account ${name}`);
     return account;
+  }
+
+  /** A customer, as Stripe creates one for a buyer during checkout; returns its id. */
+  addCustomer(accountName: string, email: string): string {
+    return this.createCustomer(this.account(accountName), { email }).id;
   }
 
   /** The next request (to `path`, if given) answers with this error (e.g. 500 api_error) instead of being served. */

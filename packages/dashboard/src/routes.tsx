@@ -9,6 +9,12 @@ import { SecretsPage } from "./pages/secrets";
 import { SignupPage } from "./pages/signup";
 import { RequireSession } from "./session/session";
 
+// Stripe's checkout sends the buyer back to /?checkout=success (or =cancel): the Billing page's
+// news, which it shows from its own URL.
+const checkoutReturn = new URLSearchParams(window.location.search).get("checkout");
+if (checkoutReturn)
+  window.history.replaceState(null, "", `/#/billing?${new URLSearchParams({ checkout: checkoutReturn })}`);
+
 // Routes live in the URL's fragment (/#/sandboxes/…): the page is served at / and every other
 // path stays the API's, so a link to /sandboxes/{id}/files/download is always the download.
 export const router = createHashRouter([

@@ -1,7 +1,9 @@
 import { Alert, Badge, Button, Card, Group, SimpleGrid, Stack, Text, Title } from "@mantine/core";
-import { IconInfoCircle } from "@tabler/icons-react";
+import { IconCircleCheck, IconInfoCircle } from "@tabler/icons-react";
 import { useMutation, useQuery } from "@tanstack/react-query";
 import type { paths } from "paddock/schema";
+import { useState } from "react";
+import { useSearchParams } from "react-router";
 import { api, ok } from "../api/client";
 import type { Plans } from "../api/types";
 import { ErrorAlert, Page } from "../components/page";
@@ -16,9 +18,33 @@ function formatPrice(plan: Plan): string {
   return format.format(plan.priceCents / 10 ** fractionDigits);
 }
 
-/** The plans on offer, the account's plan, and checkout (Stripe) for a paid one. */
+/** The account's plan among those on offer. */
+const currentPlan = (overview: Plans) => overview.items.find((plan) => plan.id === overview.current.plan);
+const onPaidPlan = (overview: Plans) => (currentPlan(overview)?.priceCents ?? 0) > 0;
+
+/** How long the page waits, after a paid checkout, for Stripe's confirmation to change the plan. */
+const confirmationWaitMs = 5 * 60_000;
+
+/**
+ * The plans on offer, the account's plan, and checkout (Stripe) for a paid one. Back from the
+ * checkout (`?checkout=success` or `cancel`), it says how that went; after a payment it asks again
+ * every two seconds until Stripe's webhook has changed the plan.
+ */
 export function BillingPage() {
-  const plans = useQuery({ queryKey: ["billing-plans"], queryFn: () => ok(api.GET("/billing/plans")) });
+  const [search, setSearch] = useSearchParams();
+  const returned = search.get("checkout");
+  const [returnedAt] = useState(Date.now);
+  const plans = useQuery({
+    queryKey: ["billing-plans"],
+    queryFn: () => ok(api.GET("/billing/plans")),
+    refetchInterval: (query) =>
+      returned === "success" &&
+      query.state.data &&
+      !onPaidPlan(query.state.data) &&
+      Date.now() - returnedAt < confirmationWaitMs
+        ? 2000
+        : false,
+  });
   const checkout = useMutation({
     // /billing/plans types plan ids as strings; checkout takes the same ids as an enum.
     mutationFn: (plan: Plan) =>
@@ -32,11 +58,40 @@ export function BillingPage() {
     <Page title="Billing">
       <ErrorAlert error={plans.error} title="Could not load the plans" />
       <ErrorAlert error={checkout.error} title="Could not start the checkout" />
+      {overview && returned === "success" && (
+        <Alert
+          color="green"
+          icon={<IconCircleCheck />}
+          title={onPaidPlan(overview) ? "Your plan is upgraded" : "Payment received"}
+          role="status"
+          withCloseButton
+          closeButtonLabel="Dismiss"
+          onClose={() => setSearch({}, { replace: true })}
+        >
+          {onPaidPlan(overview)
+            ? `Thank you: you are on the ${currentPlan(overview)?.name} plan.`
+            : "Thank you. Your plan changes as soon as Stripe confirms the payment, usually within seconds; this page follows it."}
+        </Alert>
+      )}
+      {returned === "cancel" && (
+        <Alert
+          color="gray"
+          icon={<IconInfoCircle />}
+          title="Checkout cancelled"
+          role="status"
+          withCloseButton
+          closeButtonLabel="Dismiss"
+          onClose={() => setSearch({}, { replace: true })}
+        >
+          Nothing was charged, and your plan is as it was.
+        </Alert>
+      )}
       {overview && (
         <>
           {!overview.checkoutAvailable && (
             <Alert color="gray" icon={<IconInfoCircle />} title="Billing is not configured">
-              This server has no billing configured, so plans cannot be bought here.
+              This server has no billing configured, so plans cannot be bought here. Its operator enables
+              checkout with Stripe's keys in the configuration's [billing] section.
             </Alert>
           )}
           {status === "past_due" && (
