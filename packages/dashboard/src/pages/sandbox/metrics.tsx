@@ -4,6 +4,8 @@ import { useEffect, useState } from "react";
 import type { MetricsSample } from "../../api/types";
 
 const samplesKept = 60;
+/** Room for "16384 MiB" on one line (Recharts' default width wraps it). */
+const memoryAxisWidth = 84;
 
 /**
  * Live CPU and memory from execd's metrics stream (GET /sandboxes/{id}/metrics/watch, one a
@@ -96,8 +98,9 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
                 ? {
                     domain: [0, memoryTotal],
                     ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * memoryTotal)),
+                    width: memoryAxisWidth,
                   }
-                : { domain: [0, "auto"] }
+                : { domain: [0, "auto"], width: memoryAxisWidth }
             }
             withDots={false}
             curveType="monotone"
