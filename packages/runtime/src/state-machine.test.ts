@@ -1,10 +1,10 @@
+import { sandboxStates } from "@paddock/common/contracts";
 import { describe, expect, test } from "vitest";
 import {
   assertTransition,
   canTransition,
   InvalidTransitionError,
   type SandboxState,
-  sandboxStates,
 } from "./state-machine.js";
 
 describe("sandbox state machine", () => {

@@ -1,22 +1,12 @@
 import { Errors, PaddockError } from "@paddock/common";
+import { sandboxStates } from "@paddock/common/contracts";
+
+export type SandboxState = (typeof sandboxStates)[number];
 
 /**
  * The sandbox lifecycle: every state change anywhere in Paddock goes through `transition`,
  * so the allowed moves live in this one table.
  */
-export const sandboxStates = [
-  "Pending",
-  "Running",
-  "Pausing",
-  "Paused",
-  "Resuming",
-  "Stopping",
-  "Terminated",
-  "Failed",
-] as const;
-
-export type SandboxState = (typeof sandboxStates)[number];
-
 const transitions: Record<SandboxState, readonly SandboxState[]> = {
   Pending: ["Running", "Stopping", "Failed"],
   Running: ["Pausing", "Stopping", "Failed"],

@@ -22,18 +22,6 @@ export type SandboxUsage = Answer<"/usage/sandboxes", "get">["items"][number];
 export type Plans = Answer<"/billing/plans", "get">;
 export type Endpoint = Answer<"/sandboxes/{id}/endpoints/{port}", "get">;
 
-/** The sandbox states, in the order of their lifecycle (Failed: the error state). */
-export const sandboxStates = [
-  "Pending",
-  "Running",
-  "Pausing",
-  "Paused",
-  "Resuming",
-  "Stopping",
-  "Terminated",
-  "Failed",
-] as const;
-
 /** One sample of execd's metrics stream (its own field names). */
 export interface MetricsSample {
   cpu_count: number;

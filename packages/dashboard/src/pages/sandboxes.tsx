@@ -14,6 +14,7 @@ import {
   VisuallyHidden,
 } from "@mantine/core";
 import { useDebouncedValue, useDisclosure } from "@mantine/hooks";
+import { sandboxStates } from "@paddock/common/contracts";
 import { IconPlus } from "@tabler/icons-react";
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { useState } from "react";
@@ -21,7 +22,6 @@ import { Link, useSearchParams } from "react-router";
 import { api, ok } from "../api/client";
 import { sandboxKeys } from "../api/sandbox-events";
 import { useTemplates } from "../api/sandboxes";
-import { sandboxStates } from "../api/types";
 import { ErrorAlert, Page } from "../components/page";
 import { SandboxActions } from "../components/sandbox-actions";
 import { StateBadge } from "../components/state-badge";
