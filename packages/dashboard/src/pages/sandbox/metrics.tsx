@@ -35,7 +35,6 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
   }, [sandboxId, running]);
 
   const latest = samples.at(-1);
-  const memoryTotal = latest ? Math.ceil(latest.mem_total_mib) : undefined;
   const points = samples.map((sample) => ({
     time: new Date(sample.timestamp).toLocaleTimeString(),
     cpu: Math.round(sample.cpu_used_pct * 10) / 10,
@@ -54,61 +53,73 @@ export function Metrics(props: { sandboxId: string; running: boolean; visible: b
         </Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
-        <Card withBorder>
-          <Group justify="space-between" mb="sm">
-            <Title order={3} size="h5">
-              CPU
-            </Title>
-            <Text size="sm" data-testid="cpu-now">
-              {latest
-                ? `${latest.cpu_used_pct.toFixed(1)} % of ${latest.cpu_count} ${latest.cpu_count > 1 ? "CPUs" : "CPU"}`
-                : "waiting…"}
-            </Text>
-          </Group>
-          <LineChart
-            h={200}
-            data={points}
-            dataKey="time"
-            series={[{ name: "cpu", label: "CPU %", color: "blue.7" }]}
-            yAxisProps={{ domain: [0, 100] }}
-            withDots={false}
-            curveType="monotone"
-            unit=" %"
-            aria-label="CPU use over the last minute"
-          />
-        </Card>
-        <Card withBorder>
-          <Group justify="space-between" mb="sm">
-            <Title order={3} size="h5">
-              Memory
-            </Title>
-            <Text size="sm" data-testid="memory-now">
-              {latest
-                ? `${Math.round(latest.mem_used_mib)} of ${Math.round(latest.mem_total_mib)} MiB`
-                : "waiting…"}
-            </Text>
-          </Group>
-          <LineChart
-            h={200}
-            data={points}
-            dataKey="time"
-            series={[{ name: "memory", label: "Memory MiB", color: "teal.7" }]}
-            yAxisProps={
-              memoryTotal
-                ? {
-                    domain: [0, memoryTotal],
-                    ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * memoryTotal)),
-                    width: memoryAxisWidth,
-                  }
-                : { domain: [0, "auto"], width: memoryAxisWidth }
-            }
-            withDots={false}
-            curveType="monotone"
-            unit=" MiB"
-            aria-label="Memory use over the last minute"
-          />
-        </Card>
+        <MetricChart
+          title="CPU"
+          testId="cpu-now"
+          now={
+            latest &&
+            `${latest.cpu_used_pct.toFixed(1)} % of ${latest.cpu_count} ${latest.cpu_count > 1 ? "CPUs" : "CPU"}`
+          }
+          points={points}
+          series={{ name: "cpu", label: "CPU %", color: "blue.7" }}
+          max={100}
+          unit=" %"
+          aria-label="CPU use over the last minute"
+        />
+        <MetricChart
+          title="Memory"
+          testId="memory-now"
+          now={latest && `${Math.round(latest.mem_used_mib)} of ${Math.round(latest.mem_total_mib)} MiB`}
+          points={points}
+          series={{ name: "memory", label: "Memory MiB", color: "teal.7" }}
+          max={latest && Math.ceil(latest.mem_total_mib)}
+          unit=" MiB"
+          axisWidth={memoryAxisWidth}
+          aria-label="Memory use over the last minute"
+        />
       </SimpleGrid>
     </Stack>
+  );
+}
+
+/** One live chart: its title, the latest value in words, and the last minute drawn from 0 to `max`. */
+function MetricChart(props: {
+  title: string;
+  testId: string;
+  now: string | undefined;
+  points: Array<Record<string, string | number>>;
+  series: { name: string; label: string; color: string };
+  max: number | undefined;
+  unit: string;
+  axisWidth?: number;
+  "aria-label": string;
+}) {
+  const { max, axisWidth: width } = props;
+  return (
+    <Card withBorder>
+      <Group justify="space-between" mb="sm">
+        <Title order={3} size="h5">
+          {props.title}
+        </Title>
+        <Text size="sm" data-testid={props.testId}>
+          {props.now ?? "waiting…"}
+        </Text>
+      </Group>
+      <LineChart
+        h={200}
+        data={props.points}
+        dataKey="time"
+        series={[props.series]}
+        yAxisProps={
+          max
+            ? { domain: [0, max], ticks: [0, 0.25, 0.5, 0.75, 1].map((f) => Math.round(f * max)), width }
+            : { domain: [0, "auto"], width }
+        }
+        withDots={false}
+        curveType="monotone"
+        unit={props.unit}
+        aria-label={props["aria-label"]}
+      />
+    </Card>
   );
 }
