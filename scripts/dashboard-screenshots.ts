@@ -13,8 +13,8 @@ import {
   startDashboardServer,
   terminalRows,
   textOf,
-  userApi,
 } from "../test/support/dashboard.js";
+import { userApi } from "../test/support/user.js";
 
 const outDir = join(import.meta.dirname, "..", "docs", "screenshots");
 const timeoutMs = 90_000;

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type SseEvent, SseParser } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { callApi } from "../support/user.js";
 
 // What the web dashboard reads, against live servers with real gVisor sandboxes: the change
 // stream, metrics, diagnostics, the template filter, usage per day, and the upload limit.
@@ -113,18 +114,8 @@ describe("the dashboard's API", () => {
   const streams: EventReader[] = [];
   let bobStream: EventReader;
 
-  const call = async (token: string, method: string, path: string, body?: unknown) => {
-    const response = await fetch(`${t.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : undefined };
-  };
+  const call = (token: string, method: string, path: string, body?: unknown) =>
+    callApi(t, token, method, path, body);
   const create = async (metadata: Record<string, string> = {}) => {
     const created = await call(alice, "POST", "/sandboxes", { template: "python", metadata });
     expect(created.status).toBe(201);

@@ -4,6 +4,7 @@ import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { Paddock, PaddockError, PaymentOperations } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { FakeStripe } from "../support/fake-stripe.js";
+import { callApi } from "../support/user.js";
 
 // Bring-your-own-key payments through the SDK against a real server on both engines. The users'
 // Stripe accounts live in the local fake; assertions look at what it received and with which key.
@@ -36,18 +37,8 @@ describe.each(["sqlite", "postgres"] as const)("payments on %s", (engine) => {
     return (await Paddock.login(email, "correct horse battery", { baseUrl: t.url })).client;
   };
   const sent = () => stripe.requests.length;
-  const raw = async (method: string, path: string, token: string, body?: unknown) => {
-    const response = await fetch(`${t.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, body: text ? JSON.parse(text) : undefined };
-  };
+  const raw = (method: string, path: string, token: string, body?: unknown) =>
+    callApi(t, token, method, path, body);
 
   beforeAll(async () => {
     stripe = await FakeStripe.start();

@@ -5,6 +5,7 @@ import { bashIn, testDocker } from "@paddock/runtime/testing";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { InvalidRequestError, NotFoundError, Paddock, PaddockError, PermissionError, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { callApi } from "../support/user.js";
 
 // Secrets and memory through the SDK against a real server (real sandboxes, both engines). The
 // server logs at trace level into memory so the last test can look for secret values there.
@@ -30,18 +31,8 @@ describe.each(["sqlite", "postgres"] as const)("secrets and memory on %s", (engi
     await Paddock.signup(email, "correct horse battery", { baseUrl: t.url });
     return (await Paddock.login(email, "correct horse battery", { baseUrl: t.url })).client;
   };
-  const raw = async (method: string, path: string, apiKey: string, body?: unknown) => {
-    const response = await fetch(`${t.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${apiKey}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, body: text ? JSON.parse(text) : undefined };
-  };
+  const raw = (method: string, path: string, apiKey: string, body?: unknown) =>
+    callApi(t, apiKey, method, path, body);
 
   beforeAll(async () => {
     const destination = new Writable({

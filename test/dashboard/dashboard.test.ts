@@ -17,8 +17,8 @@ import {
   stillSamePage,
   terminalRows,
   textOf,
-  userApi,
 } from "../support/dashboard.js";
+import { userApi } from "../support/user.js";
 
 /** How long what the page shows may take to change, on two busy cores. */
 const settle = { timeout: 15_000, interval: 100 };

@@ -101,25 +101,6 @@ export async function sessionToken(context: BrowserContext): Promise<string> {
   return cookie.value;
 }
 
-/** fetch against the server's API as a user (a session token or an API key). */
-export function userApi(
-  t: TestServer,
-  token: string,
-  path: string,
-  init: RequestInit & { json?: unknown } = {},
-): Promise<Response> {
-  const { json, ...rest } = init;
-  return fetch(`${t.url}${path}`, {
-    ...rest,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(json === undefined ? {} : { "content-type": "application/json" }),
-      ...(rest.headers as Record<string, string> | undefined),
-    },
-    ...(json === undefined ? {} : { body: JSON.stringify(json) }),
-  });
-}
-
 /** The terminal's rows as xterm's DOM renderer shows them, trailing blanks trimmed. */
 export function terminalRows(page: Page): Promise<string[]> {
   return page
