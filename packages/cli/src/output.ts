@@ -66,17 +66,6 @@ export function formatTime(time: string | null | undefined, fallback = "-"): str
   return time ? time.slice(0, 19).replace("T", " ") : fallback;
 }
 
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
-}
-
 /** Collects repeated `KEY=VALUE` options into a record; the value may hold further `=`. */
 export function collectPair(pair: string, record: Record<string, string> = {}): Record<string, string> {
   const separator = pair.indexOf("=");

@@ -1,5 +1,5 @@
+import { formatBytes } from "@paddock/common/format";
 import { type Options, type Params, SingleBar } from "cli-progress";
-import { formatBytes } from "./output.js";
 
 const barWidth = 30;
 

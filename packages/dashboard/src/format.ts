@@ -22,14 +22,3 @@ export function formatRelative(iso: string, now = Date.now()): string {
 export function formatMinutes(minutes: number): string {
   return minutes < 10 ? minutes.toFixed(2) : minutes.toFixed(minutes < 100 ? 1 : 0);
 }
-
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
-}

@@ -16,6 +16,7 @@ import {
 } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import { notifications } from "@mantine/notifications";
+import { formatBytes } from "@paddock/common/format";
 import { IconDownload, IconFile, IconFolder, IconTrash, IconUpload } from "@tabler/icons-react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useRef, useState } from "react";
@@ -23,7 +24,7 @@ import { api, isCancelled, ok } from "../../api/client";
 import type { FileInfo } from "../../api/types";
 import { fetchReportingUpload, type UploadProgress } from "../../api/upload-progress";
 import { ErrorAlert } from "../../components/page";
-import { formatBytes, formatDateTime } from "../../format";
+import { formatDateTime } from "../../format";
 
 const join = (directory: string, name: string) => `${directory.replace(/\/$/, "")}/${name}`;
 const nameOf = (path: string) => path.split("/").filter(Boolean).pop() ?? "/";
