@@ -13,14 +13,18 @@ describe("the shared execd volume", () => {
   // An image of its own (the execd image plus a label) gets a volume of its own, so this test
   // never touches the volume other suites' sandboxes are using.
   const image = `paddock/execd-volume-test:${randomBytes(4).toString("hex")}`;
-  let volume: string | undefined;
+  let imageId = "";
 
   afterAll(async () => {
-    if (volume)
-      await docker
-        .getVolume(volume)
-        .remove({ force: true })
-        .catch(() => undefined);
+    // The view first, then the volume it shows.
+    const { Volumes } = await docker.listVolumes({ filters: { label: [`paddock.execd-image`] } });
+    const ours = (Volumes ?? []).filter((candidate) => candidate.Labels["paddock.execd-image"] === imageId);
+    for (const suffix of ["-ro", "-files"])
+      for (const candidate of ours.filter(({ Name }) => Name.endsWith(suffix)))
+        await docker
+          .getVolume(candidate.Name)
+          .remove({ force: true })
+          .catch(() => undefined);
     await docker
       .getImage(image)
       .remove({ force: true })
@@ -29,8 +33,9 @@ describe("the shared execd volume", () => {
 
   it("is filled once and complete for every server that starts at the same moment", async () => {
     await buildTestImage(image, `FROM paddock/execd:0.1.0\nLABEL paddock.test=${image}\n`);
+    imageId = (await docker.getImage(image).inspect()).Id;
     const names = await Promise.all([1, 2, 3, 4].map(() => ensureExecdVolume(docker, image)));
-    volume = names[0];
+    const volume = names[0];
     expect(new Set(names).size).toBe(1);
     // Every caller returned only once the volume was complete: execd's files are all there.
     const { stdout } = await run("docker", [
@@ -38,6 +43,12 @@ describe("the shared execd volume", () => {
       ...[image, "--version"],
     ]);
     expect(stdout).toContain("tini");
+    // What sandboxes mount is read-only on the host: even a container that mounts it read-write cannot write.
+    const write = await run("docker", [
+      ...["run", "--rm", "--network", "none", "-v", `${volume}:/v`, "--entrypoint", "/v/bin/busybox"],
+      ...[image, "touch", "/v/x"],
+    ]).catch((error: { stderr: string }) => error);
+    expect((write as { stderr?: string }).stderr).toContain("Read-only file system");
     const locks = await docker.listContainers({ all: true, filters: { name: [`${volume}-filling`] } });
     expect(locks).toHaveLength(0);
   });

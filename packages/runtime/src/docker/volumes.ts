@@ -1,11 +1,12 @@
-import { lstat, mkdir } from "node:fs/promises";
+import { lstat, mkdir, realpath } from "node:fs/promises";
 import { posix } from "node:path";
 import { Errors, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
 import type { WorkloadSpec } from "../runtime.js";
+import { createReadOnlyView, plainVolumeDirectory } from "./read-only-view.js";
 import { succeeds } from "./succeeds.js";
 
-type Mount = NonNullable<NonNullable<Docker.ContainerCreateOptions["HostConfig"]>["Mounts"]>[number];
+export type Mount = NonNullable<NonNullable<Docker.ContainerCreateOptions["HostConfig"]>["Mounts"]>[number];
 
 const ownerLabel = "paddock.volume-owner";
 const creatorLabel = "paddock.volume-created-by";
@@ -13,15 +14,26 @@ const creatorLabel = "paddock.volume-created-by";
 /**
  * Docker mounts for a sandbox's volumes. Host paths have already been checked against the
  * operator's allow-list; named volumes are created when asked, labelled with the sandbox that
- * must delete them.
+ * must delete them. A read-only volume is mounted through a read-only view made for this
+ * sandbox, so the host refuses its writes whatever the sandbox remounts (decision 0002).
  */
 export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mount[]> {
   const mounts: Mount[] = [];
-  for (const volume of spec.volumes) {
-    const readOnly = volume.readOnly ?? false;
+  for (const [index, volume] of spec.volumes.entries()) {
+    const view = volume.readOnly ? `paddock-ro-${spec.sandboxId}-${index}` : undefined;
+    const viewLabels = {
+      "paddock.managed": "true",
+      [creatorLabel]: spec.sandboxId,
+      [ownerLabel]: spec.sandboxId,
+    };
     if (volume.host) {
       const source = volume.subPath ? posix.join(volume.host.path, volume.subPath) : volume.host.path;
-      mounts.push({ Type: "bind", Source: source, Target: volume.mountPath, ReadOnly: readOnly });
+      if (view) {
+        await createReadOnlyView(docker, view, await viewableHostDirectory(source), viewLabels);
+        mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
+      } else {
+        mounts.push({ Type: "bind", Source: source, Target: volume.mountPath, ReadOnly: false });
+      }
     } else if (volume.pvc) {
       const name = volume.pvc.claimName;
       if (!(await succeeds(docker.getVolume(name).inspect()))) {
@@ -35,12 +47,38 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
         if (volume.pvc.deleteOnSandboxTermination) labels[ownerLabel] = spec.sandboxId;
         await docker.createVolume({ Name: name, Labels: labels });
       }
-      if (volume.subPath)
-        mounts.push(await volumeSubPathMount(docker, name, volume.subPath, volume.mountPath, readOnly));
-      else mounts.push({ Type: "volume", Source: name, Target: volume.mountPath, ReadOnly: readOnly });
+      if (view) {
+        await createReadOnlyView(
+          docker,
+          view,
+          await volumeDirectory(docker, name, volume.subPath ?? ""),
+          viewLabels,
+        );
+        mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
+      } else if (volume.subPath) {
+        mounts.push(await volumeSubPathMount(docker, name, volume.subPath, volume.mountPath));
+      } else {
+        mounts.push({ Type: "volume", Source: name, Target: volume.mountPath, ReadOnly: false });
+      }
     }
   }
   return mounts;
+}
+
+/**
+ * A read-only host volume's directory, which the view binds: a real directory (a view cannot be
+ * of one file), reached through no symlink, which could lead outside the operator's prefixes.
+ */
+async function viewableHostDirectory(path: string): Promise<string> {
+  const normalized = posix.normalize(path).replace(/(.)\/$/, "$1");
+  const resolved = await realpath(normalized).catch(() => undefined);
+  if (resolved !== normalized || !(await isRealDirectory(resolved))) {
+    throw new PaddockError(
+      Errors.invalidRequest,
+      `host path ${path}: a read-only host volume must be an existing directory, reached through no symlink`,
+    );
+  }
+  return resolved;
 }
 
 /** Docker mounts a named volume's subdirectory itself from Engine API 1.45 (VolumeOptions.Subpath). */
@@ -50,40 +88,48 @@ const subpathApiVersion = [1, 45];
  * A directory inside a named volume, mounted at `target`. The subpath is relative and free of
  * `..` (checked at create), and is created when missing, as Kubernetes does for a subPath.
  * Engines with API ≥ 1.45 mount it natively. Older engines (Debian 12's Docker 20.10 speaks 1.41)
- * get a bind mount of the directory inside the volume's local mountpoint, walked one component at
- * a time without following symlinks: a sandbox that wrote a symlink into the volume cannot make
- * the mount reach outside it.
+ * get a bind mount of the directory inside the volume's local mountpoint.
  */
 async function volumeSubPathMount(
   docker: Docker,
   name: string,
   subPath: string,
   target: string,
-  readOnly: boolean,
 ): Promise<Mount> {
   const parts = subPath.split("/").filter((part) => part !== "" && part !== ".");
-  if (parts.length === 0) return { Type: "volume", Source: name, Target: target, ReadOnly: readOnly };
+  if (parts.length === 0) return { Type: "volume", Source: name, Target: target, ReadOnly: false };
   if (await engineAtLeast(docker, subpathApiVersion)) {
     return {
       Type: "volume",
       Source: name,
       Target: target,
-      ReadOnly: readOnly,
+      ReadOnly: false,
       VolumeOptions: { Subpath: parts.join("/") },
     } as Mount;
   }
-  const { Driver, Mountpoint } = (await docker.getVolume(name).inspect()) as {
-    Driver: string;
-    Mountpoint: string;
+  return {
+    Type: "bind",
+    Source: await volumeDirectory(docker, name, subPath),
+    Target: target,
+    ReadOnly: false,
   };
-  if (Driver !== "local" || !(await isRealDirectory(Mountpoint))) {
+}
+
+/**
+ * The host directory of a local named volume, or of a subpath inside it, walked one component at
+ * a time without following symlinks (and made where missing): a sandbox that wrote a symlink into
+ * the volume cannot make the mount reach outside it.
+ */
+async function volumeDirectory(docker: Docker, name: string, subPath: string): Promise<string> {
+  const mountpoint = await plainVolumeDirectory(docker, name);
+  if (!mountpoint || !(await isRealDirectory(mountpoint))) {
     throw new PaddockError(
       Errors.invalidRequest,
-      `volume ${name}: subPath needs a local volume on this host or a Docker Engine with API 1.45 or later`,
+      `volume ${name}: a subPath or a read-only mount needs a plain local volume on this host`,
     );
   }
-  let directory = Mountpoint;
-  for (const part of parts) {
+  let directory = mountpoint;
+  for (const part of subPath.split("/").filter((part) => part !== "" && part !== ".")) {
     directory = posix.join(directory, part);
     await mkdir(directory).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== "EEXIST") throw error;
@@ -95,7 +141,7 @@ async function volumeSubPathMount(
       );
     }
   }
-  return { Type: "bind", Source: directory, Target: target, ReadOnly: readOnly };
+  return directory;
 }
 
 async function isRealDirectory(path: string): Promise<boolean> {

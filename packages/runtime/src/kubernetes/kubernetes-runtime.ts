@@ -20,6 +20,7 @@ import {
   type WorkloadStatus,
   type WorkloadSummary,
 } from "../runtime.js";
+import { egressUpstreamDns } from "../upstream-dns.js";
 import { checkAccess, requiredRules, runtimeClassExists } from "./access-checks.js";
 import { type KubeClient, messageOf, openKubeClient, statusOf, unlessNotFound } from "./kube-client.js";
 import { isLabelValue, ownSelector, parseSelector, sandboxLabel } from "./labels.js";
@@ -198,8 +199,9 @@ export class KubernetesRuntime implements Runtime {
       instance: this.config.server.instance,
       execdImage: this.config.runtime.execd_image,
       egressImage: this.config.egress.image,
-      // Empty: the sidecar forwards to the pod's own resolver, the cluster DNS.
-      egressUpstreamDns: this.config.egress.upstream_dns,
+      // Named here, from the server's own resolver (in the cluster: the cluster DNS), never read
+      // by the sidecar from the resolv.conf it shares with the sandbox (decision 0002).
+      egressUpstreamDns: egressUpstreamDns(this.config.egress.upstream_dns) ?? "",
       runtimeClassName: this.secureRuntime.engineName,
       imagePullSecret: this.config.kubernetes.image_pull_secret,
     };
@@ -209,6 +211,15 @@ export class KubernetesRuntime implements Runtime {
     const { core } = this.api;
     const context = this.podContext();
     const namespace = this.namespace;
+    // A read-only hostPath is read-only only in the container's mount flags, which root in a
+    // user namespace may remount under gVisor: the node would take its writes (decision 0002).
+    const hostReadOnly = spec.volumes.find((volume) => volume.host && volume.readOnly);
+    if (hostReadOnly && this.secureRuntime.type === "gvisor") {
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `volume ${hostReadOnly.name}: a read-only host path cannot be enforced by the node under gVisor on Kubernetes; use a read-only persistent volume claim`,
+      );
+    }
     try {
       signal?.throwIfAborted();
       await core.createNamespacedSecret({ namespace, body: tokenSecret(context, spec) });

@@ -144,6 +144,19 @@ describe("sandboxPod", () => {
       readOnly: false,
       subPath: "team-a",
     });
+    // A read-only claim is read-only on the pod's volume: the node mounts it so (decision 0002).
+    const readOnlyClaim = sandboxPod(
+      context,
+      {
+        ...spec,
+        volumes: [{ name: "ref", mountPath: "/ref", pvc: { claimName: "reference" }, readOnly: true }],
+      },
+      { pullSecret: false },
+    );
+    expect(readOnlyClaim.spec?.volumes?.[1]).toEqual({
+      name: "volume-0",
+      persistentVolumeClaim: { claimName: "reference", readOnly: true },
+    });
     expect(pod.spec?.imagePullSecrets).toEqual([
       { name: "sbx-abc123-pull" },
       { name: "registry-credentials" },

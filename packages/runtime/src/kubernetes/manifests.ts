@@ -154,7 +154,15 @@ export function sandboxPod(context: PodContext, spec: WorkloadSpec, options: { p
         { name: execdVolume, emptyDir: { sizeLimit: execdVolumeSize } },
         ...userVolumes.map(({ volume, name }): V1Volume => {
           if (volume.host) return { name, hostPath: { path: volume.host.path, type: "Directory" } };
-          if (volume.pvc) return { name, persistentVolumeClaim: { claimName: volume.pvc.claimName } };
+          // Read-only on the volume itself: the node mounts the claim read-only, not only the container.
+          if (volume.pvc)
+            return {
+              name,
+              persistentVolumeClaim: {
+                claimName: volume.pvc.claimName,
+                ...(volume.readOnly ? { readOnly: true } : {}),
+              },
+            };
           throw new Error(`volume ${volume.name} has no backend this runtime supports`);
         }),
       ],
