@@ -1,6 +1,5 @@
 import { randomInt } from "node:crypto";
 import { createSocket, type Socket as UdpSocket } from "node:dgram";
-import { readFileSync } from "node:fs";
 import { isIPv4, isIPv6 } from "node:net";
 import { EGRESS_UPSTREAM_DNS_ENV } from "@paddock/common/contracts";
 import { withUdpPayloadSize } from "./dns-wire.js";
@@ -9,27 +8,16 @@ import { DOCKER_DNS, type Upstream } from "./nft-ruleset.js";
 export type Transport = "udp" | "tcp";
 
 /**
- * The resolver the sandbox had before enforcement: PADDOCK_EGRESS_UPSTREAM_DNS (ip, ip:port or
- * [ipv6]:port) when set, else the first nameserver of /etc/resolv.conf (which a container that
- * joins another's network shares), else Docker's embedded resolver.
+ * The resolver allowed names are forwarded to: PADDOCK_EGRESS_UPSTREAM_DNS (ip, ip:port or
+ * [ipv6]:port), which the runtime sets, else Docker's embedded resolver. Never /etc/resolv.conf:
+ * a sidecar shares that file with the sandbox whose network it joins, and a sandbox that could
+ * name the resolver would choose what its allowed names resolve to.
  */
-export function findUpstream(
-  override = process.env[EGRESS_UPSTREAM_DNS_ENV],
-  resolvConf = "/etc/resolv.conf",
-): Upstream {
+export function findUpstream(override = process.env[EGRESS_UPSTREAM_DNS_ENV]): Upstream {
   if (override) {
     const parsed = parseAddress(override.trim());
     if (!parsed) throw new Error(`${EGRESS_UPSTREAM_DNS_ENV}=${override} is not ip[:port]`);
     return parsed;
-  }
-  try {
-    for (const line of readFileSync(resolvConf, "utf8").split("\n")) {
-      const match = /^\s*nameserver\s+(\S+)/.exec(line);
-      const parsed = match?.[1] ? parseAddress(match[1]) : undefined;
-      if (parsed) return parsed;
-    }
-  } catch {
-    // No resolv.conf: fall through to Docker's resolver.
   }
   return { family: 4, address: DOCKER_DNS, port: 53 };
 }

@@ -31,17 +31,18 @@ import {
   type WorkloadStatus,
   type WorkloadSummary,
 } from "../runtime.js";
+import { egressUpstreamDns } from "../upstream-dns.js";
 import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { runcIsolationHardening } from "./isolation-seccomp.js";
 import { demuxDockerLogs } from "./logs.js";
 import { ensureSandboxNetwork } from "./network.js";
+import { NetworkFiles } from "./network-files.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
 import { succeeds } from "./succeeds.js";
-import { egressUpstreamDns } from "./upstream-dns.js";
-import { mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
+import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
 
 export const managedLabel = "paddock.managed";
 export const roleLabel = "paddock.role";
@@ -57,6 +58,8 @@ export class DockerRuntime implements Runtime {
   /** Per-sandbox disk quotas, when this engine and process can enforce them (decision 0120). */
   private diskQuotas: DiskQuotas | undefined;
   private diskQuotaProblem = "";
+  /** The sandboxes' /etc/hosts and friends, off the engine's disk (when this process may mount them). */
+  private networkFiles: NetworkFiles | undefined;
   /** Set when commits of this engine runtime's sandboxes would miss their files. */
   private snapshotProblem: string | undefined;
   /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
@@ -91,6 +94,8 @@ export class DockerRuntime implements Runtime {
     }
     if (!this.diskQuotaProblem)
       this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
+    if (NetworkFiles.possible(this.config.docker.socket_path))
+      this.networkFiles = new NetworkFiles(join(resolve(this.config.server.data_dir), "etc"));
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
@@ -220,7 +225,12 @@ export class DockerRuntime implements Runtime {
       );
     }
     try {
-      const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      const hostname = spec.sandboxId.slice(0, 63);
+      const [imageEnv, mounts, networkFiles] = await Promise.all([
+        this.imageEnv(spec.image),
+        mountsFor(this.docker, spec),
+        this.networkFiles?.create(spec.sandboxId, hostname),
+      ]);
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
       if (spec.cpuMillis) env[EXECD_CPU_LIMIT_ENV] = String(spec.cpuMillis / 1000);
@@ -230,7 +240,7 @@ export class DockerRuntime implements Runtime {
         Entrypoint: execdEntrypoint(spec.entrypoint),
         Cmd: [],
         Env: Object.entries(env).map(([key, value]) => `${key}=${value}`),
-        Hostname: spec.sandboxId.slice(0, 63),
+        Hostname: hostname,
         Labels: {
           ...spec.labels,
           [managedLabel]: "true",
@@ -256,17 +266,21 @@ export class DockerRuntime implements Runtime {
           NanoCpus: spec.cpuMillis ? spec.cpuMillis * 1_000_000 : undefined,
           Mounts: [
             { Type: "volume", Source: this.execdVolume, Target: EXECD_MOUNT, ReadOnly: true },
+            ...(networkFiles?.sandbox ?? []),
             ...mounts,
           ],
+          // What the sandbox's first process prints lands on the host's disk: a bounded amount.
+          LogConfig: { Type: "json-file", Config: { "max-size": "5m", "max-file": "2" } },
         },
       });
       containerId = container.id;
       if (spec.diskBytes) await this.diskQuotas?.attach(this.docker, spec.sandboxId, spec.diskBytes);
       await container.start();
-      if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id);
+      if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id, networkFiles?.sidecar ?? []);
       const inspected = await container.inspect();
       const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
       if (!address) throw new Error("sandbox has no address on the sandbox network");
+      await this.networkFiles?.addAddress(spec.sandboxId, address, hostname);
       const alive = async () => {
         const state = (await container.inspect()).State;
         return state.Running
@@ -324,7 +338,11 @@ export class DockerRuntime implements Runtime {
     return env;
   }
 
-  private async startEgressSidecar(spec: WorkloadSpec, sandboxContainerId: string): Promise<void> {
+  private async startEgressSidecar(
+    spec: WorkloadSpec,
+    sandboxContainerId: string,
+    mounts: Mount[],
+  ): Promise<void> {
     const upstream = egressUpstreamDns(this.config.egress.upstream_dns);
     const sidecar = await this.docker.createContainer({
       name: `${spec.sandboxId}-egress`,
@@ -346,6 +364,8 @@ export class DockerRuntime implements Runtime {
         CapAdd: ["NET_ADMIN"],
         SecurityOpt: ["no-new-privileges:true"],
         RestartPolicy: { Name: "always" },
+        // Its own hosts and resolv.conf: the engine would give it the sandbox's, which the sandbox writes.
+        Mounts: mounts,
         PidsLimit: 128,
         Memory: 128 * 2 ** 20,
       },
@@ -366,6 +386,7 @@ export class DockerRuntime implements Runtime {
     }
     await removeOwnedVolumes(this.docker, sandboxId);
     await this.diskQuotas?.release(sandboxId);
+    await this.networkFiles?.release(sandboxId);
   }
 
   async pauseWorkload(sandboxId: string): Promise<void> {
