@@ -94,8 +94,7 @@ export class DockerRuntime implements Runtime {
     }
     if (!this.diskQuotaProblem)
       this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
-    if (NetworkFiles.possible(this.config.docker.socket_path))
-      this.networkFiles = new NetworkFiles(join(resolve(this.config.server.data_dir), "etc"));
+    if (NetworkFiles.possible(this.config.docker.socket_path)) this.networkFiles = new NetworkFiles();
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";

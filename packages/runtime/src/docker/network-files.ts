@@ -30,7 +30,11 @@ const hosts = [
  * sandbox's copies are bounded, and the sidecar gets read-only copies of its own (decision 0002).
  */
 export class NetworkFiles {
-  constructor(private readonly dir: string) {}
+  /**
+   * Under /run, not the data directory: the mounts outlive the server as the sandboxes do, and a
+   * data directory removed with a sandbox still running would otherwise stop at its mount.
+   */
+  constructor(private readonly dir = "/run/paddock/network-files") {}
 
   /** Whether this process can mount the files where the engine finds them (root, the engine on this host). */
   static possible(socketPath: string): boolean {
