@@ -46,6 +46,7 @@ describe("paddock serve on Kubernetes", () => {
         secure_runtime: { type: "gvisor" },
         kubernetes: { kubeconfig: api.writeKubeconfig(dir) },
         pools: { sizes: { python: 1 } },
+        docker: { allowed_host_paths: ["/srv"] },
       },
     });
     await Paddock.signup("kube@example.com", "correct horse battery", { baseUrl: server.url });
@@ -92,6 +93,22 @@ describe("paddock serve on Kubernetes", () => {
     expect(api.get("pods", sandbox.id)).toBeUndefined();
     expect(api.get("secrets", `${sandbox.id}-tokens`)).toBeUndefined();
     await expect(Sandbox.connect(sandbox.id, connection)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  test("a read-only host path is refused under gVisor, whose sandboxes could remount it (decision 0002)", async () => {
+    const pods = api.list("pods").length;
+    const created = await server.api("/v1/sandboxes", {
+      method: "POST",
+      body: JSON.stringify({
+        image: { uri: "paddock/template-python:latest" },
+        entrypoint: ["sleep", "infinity"],
+        timeout: 60,
+        volumes: [{ name: "data", host: { path: "/srv/data" }, mountPath: "/data", readOnly: true }],
+      }),
+    });
+    expect(created.status).toBe(400);
+    expect(await created.json()).toMatchObject({ code: "invalid_request" });
+    expect(api.list("pods")).toHaveLength(pods);
   });
 
   test("pause and snapshots without a snapshot registry are refused at once, saying what to configure", async () => {
