@@ -9,21 +9,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asy
     "/auth/signup",
     { schema: { tags: ["auth"], body: Credentials, response: { 201: Account, ...errorResponses } } },
     async (request, reply) =>
-      reply.status(201).send(await identity.signup(request.body.email, request.body.password)),
+      reply.status(201).send(await identity.signup(request.body.email, request.body.password, request.ip)),
   );
 
   app.post(
     "/auth/login",
     { schema: { tags: ["auth"], body: Credentials, response: { 200: Session, ...errorResponses } } },
     async (request, reply) => {
-      const session = await identity
-        .login(request.body.email, request.body.password, request.ip)
-        .catch((error: unknown) => {
-          // A rate-limited attempt says when to come back.
-          const wait = (error as { retryAfter?: number }).retryAfter;
-          if (wait) reply.header("retry-after", String(wait));
-          throw error;
-        });
+      const session = await identity.login(request.body.email, request.body.password, request.ip);
       reply.header(
         "set-cookie",
         `${sessionCookie}=${session.token}; HttpOnly; SameSite=Strict; Path=/; Expires=${new Date(session.expiresAt).toUTCString()}`,

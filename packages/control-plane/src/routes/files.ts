@@ -3,6 +3,7 @@ import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/comm
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import { assertUploadLength, streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
@@ -47,10 +48,12 @@ function toInfo(entry: Record<string, unknown>) {
 export const fileRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  limits: AccountLimits;
   /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
   maxUploadBytes: number;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  app.addHook("onRequest", options.limits.hook("file_calls"));
   const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
     ExecdClient.forRequest(options.sandboxes, request);
   /**

@@ -6,6 +6,7 @@ import {
   type Template,
   unknownTemplate,
 } from "@paddock/runtime";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { collectCommand } from "../command-output.js";
 import { ExecdClient } from "../execd-client.js";
@@ -33,6 +34,7 @@ export interface SandboxRoutesOptions {
   templates: Map<string, Template>;
   secrets: SandboxSecrets;
   usage: Usage;
+  limits: AccountLimits;
 }
 
 /** A sandbox as every route and the change stream show it. */
@@ -84,6 +86,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         body: CreateSandboxRequest,
         response: { 201: Sandbox, ...errorResponses, 402: ErrorBody },
       },
+      onRequest: options.limits.hook("creates"),
     },
     async (request, reply) => {
       const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
@@ -97,6 +100,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         ...(env ? { env } : {}),
         ...(metadata ? { metadata } : {}),
         ...(networkPolicy ? { networkPolicy } : {}),
+        quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
       return reply.status(201).send(toWire(sandbox));
@@ -198,6 +202,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         body: RunRequest,
         response: { 200: RunResult, ...errorResponses },
       },
+      onRequest: options.limits.hook("commands"),
     },
     async (request) => {
       const body = commandBody(request.body);
@@ -217,6 +222,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         body: RunRequest,
         response: errorResponses,
       },
+      onRequest: options.limits.hook("commands"),
     },
     async (request, reply) => {
       const body = commandBody(request.body);

@@ -3,6 +3,7 @@ import { isPaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { RawData, WebSocket } from "ws";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
@@ -35,8 +36,11 @@ close 1011). Closing the socket hangs the terminal up.`;
 export const terminalRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  limits: AccountLimits;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  // Every call here runs code in the sandbox: counted as a command.
+  app.addHook("onRequest", options.limits.hook("commands"));
 
   app.get(
     "/sandboxes/:id/terminal",
