@@ -15,8 +15,8 @@ export interface LoginAttempt {
 
 /**
  * Slows password guessing without letting a guesser lock an account's owner out. Every attempt is
- * counted before its password is checked, and taken back when it was right, so only failures
- * spend a budget, and parallel guesses cannot all slip in before the count:
+ * counted before its password is checked, and taken back when it was right or was refused, so
+ * only failures spend a budget, and parallel guesses cannot all slip in before the count:
  * - per email and client address, always;
  * - per email, and per client address, only from addresses that have never logged in to that
  *   account: the owner logging in from where they logged in before meets only the first budget,
@@ -58,6 +58,9 @@ export class LoginThrottle {
     }
     const wait = await this.counters.hit(hits);
     if (wait > 0) {
+      // A refused attempt checks no password: it spends nothing, so one address past its own
+      // budget cannot go on to spend the email's.
+      await this.counters.refund(hits);
       throw new PaddockError(ControlPlaneErrors.rateLimited, `too many failed logins; retry in ${wait} s`, {
         retryAfterSeconds: wait,
       });
