@@ -6,7 +6,7 @@ import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
-import { errorResponses } from "../schemas/errors.js";
+import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
 
@@ -33,7 +33,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         tags: ["code"],
         params: SandboxParams,
         body: ContextRequest,
-        response: { 201: Context, ...errorResponses },
+        response: { 201: Context, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -57,7 +57,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         tags: ["code"],
         params: SandboxParams,
         body: CodeRequest,
-        response: { 200: CodeResult, ...errorResponses },
+        response: { 200: CodeResult, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {

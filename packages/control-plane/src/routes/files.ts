@@ -106,6 +106,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          429: ErrorBody,
         },
       },
     },
@@ -153,7 +154,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
             "application/octet-stream": { schema: RawBody },
           },
         },
-        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
+        response: { 200: WriteResult, ...errorResponses, 429: ErrorBody, 413: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -186,7 +187,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           "The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox. A body over the server's `[server] max_upload_bytes` (default 4 GiB) is refused with 413 `payload_too_large`, and the file at `path` is left as it was.",
         params: SandboxParams,
         querystring: UploadQuery,
-        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
+        response: { 200: WriteResult, ...errorResponses, 429: ErrorBody, 413: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -210,6 +211,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           200: { content: { "application/octet-stream": { schema: RawBytes } } },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          429: ErrorBody,
         },
       },
     },
@@ -219,7 +221,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
 
   app.post(
     "/sandboxes/:id/files/move",
-    { schema: { tags, params: SandboxParams, body: MoveRequest, response: deletedResponses } },
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        body: MoveRequest,
+        response: { ...deletedResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) => {
       const execd = await execdFor(request);
       await checked(
@@ -240,7 +249,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: SearchRequest,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -263,7 +272,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         querystring: ListQuery,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -281,7 +290,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
 
   app.delete(
     "/sandboxes/:id/files",
-    { schema: { tags, params: SandboxParams, querystring: DeleteQuery, response: deletedResponses } },
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        querystring: DeleteQuery,
+        response: { ...deletedResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) => {
       const execd = await execdFor(request);
       const path = encodeURIComponent(request.query.path);
@@ -310,7 +326,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: MkdirRequest,
-        response: { 201: Type.Object({ path: Type.String() }), ...errorResponses },
+        response: { 201: Type.Object({ path: Type.String() }), ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {

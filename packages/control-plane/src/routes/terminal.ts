@@ -8,7 +8,7 @@ import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import { assertCommand } from "../sandbox-strings.js";
-import { errorResponses } from "../schemas/errors.js";
+import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
 import { acceptWebSocket } from "../websocket-upgrade.js";
 
@@ -51,7 +51,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
         description: protocol,
         params: SandboxParams,
         querystring: TerminalQuery,
-        response: errorResponses,
+        response: { ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {
