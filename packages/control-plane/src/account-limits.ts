@@ -58,8 +58,13 @@ export class AccountLimits {
         { key: `${call}:credential:${credential}`, rule: { limit: rates[`${call}_per_key`], windowSeconds } },
         { key: `${call}:account:${accountId}`, rule: { limit: rates[`${call}_per_account`], windowSeconds } },
       ],
-      (wait) =>
-        `too many ${callNames[call]}: at most ${rates[`${call}_per_key`]} per key and ${rates[`${call}_per_account`]} per account every ${windowSeconds} s; retry in ${wait} s`,
+      (wait) => {
+        const limits = [
+          [rates[`${call}_per_key`], "per key"],
+          [rates[`${call}_per_account`], "per account"],
+        ].filter(([limit]) => Number(limit) > 0);
+        return `too many ${callNames[call]}: at most ${limits.map(([limit, per]) => `${limit} ${per}`).join(" and ")} every ${windowSeconds} s; retry in ${wait} s`;
+      },
     );
   }
 
