@@ -42,10 +42,15 @@ describe("account limits", () => {
     const statuses: number[] = [];
     let refused: Awaited<ReturnType<typeof callFrom>> | undefined;
     for (let i = 0; i < 30; i++) {
-      const answer = await callFrom("127.0.0.5", url("/auth/signup"), "POST", {
-        email: `farm-${i}@example.com`,
-        password,
-      });
+      // A forged X-Forwarded-For changes nothing: no proxy is trusted unless the operator names it.
+      const answer = await callFrom(
+        "127.0.0.5",
+        url("/auth/signup"),
+        "POST",
+        { email: `farm-${i}@example.com`, password },
+        undefined,
+        { "x-forwarded-for": `203.0.113.${i}` },
+      );
       statuses.push(answer.status);
       if (answer.status !== 201) refused = answer;
     }

@@ -14,6 +14,7 @@ export function callFrom(
   method: string,
   body?: unknown,
   token?: string,
+  headers: Record<string, string> = {},
 ): Promise<AnswerFrom> {
   const target = new URL(url);
   const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -28,6 +29,7 @@ export function callFrom(
         headers: {
           ...(payload === undefined ? {} : { "content-type": "application/json" }),
           ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...headers,
         },
       },
       (answer) => {
