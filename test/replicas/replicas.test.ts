@@ -6,6 +6,7 @@ import { createTestDatabase, type DatabaseHandle } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
 import { AuthenticationError, NotFoundError, Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { callFrom } from "../support/from-address.js";
 import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 
 // Three `paddock serve` processes with one configuration, one PostgreSQL and one Docker engine,
@@ -50,6 +51,14 @@ describe("three replicas on one PostgreSQL", () => {
       `sizes = { python = ${poolSize} }`,
       "[usage]",
       "checkpoint_interval_seconds = 0.5",
+      // The burst below holds ten sandboxes of one account, made within a second with one
+      // session: more than the Free plan's 5 at once (and their 50Gi of disk), and at its 10
+      // creates per key per 10 s.
+      "[plans]",
+      "free_max_sandboxes = 20",
+      'free_max_disk = "200Gi"',
+      "[rate_limits]",
+      "creates_per_key = 30",
     ]);
     instance = config.instance;
     // One after another: the first takes every lease, so killing it later tests the handover.
@@ -158,6 +167,34 @@ describe("three replicas on one PostgreSQL", () => {
     }
     // Broadcast to every replica: well inside the 5 s a cached credential may live without it.
     expect(Date.now() - revokedAt).toBeLessThan(1000);
+  }, 60_000);
+
+  test("limits are one budget across replicas: sign-ups per address, API keys per plan", async () => {
+    // 30 sign-ups from one address, spread over the three replicas: 20 in all, not 20 each.
+    const signups: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const answer = await callFrom("127.0.0.40", `${replicas[i % 3]?.url}/auth/signup`, "POST", {
+        email: `spread-${i}@example.com`,
+        password,
+      });
+      signups.push(answer.status);
+    }
+    expect(signups.filter((status) => status === 201)).toHaveLength(20);
+    expect(signups.filter((status) => status === 429)).toHaveLength(10);
+
+    // 30 API keys asked for at once through the three replicas: the Free plan's 20, no more.
+    const login = await callFrom("127.0.0.40", `${replicas[0]?.url}/auth/login`, "POST", {
+      email: "spread-0@example.com",
+      password,
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        callFrom("127.0.0.40", `${replicas[i % 3]?.url}/keys`, "POST", { name: `k${i}` }, login.body.token),
+      ),
+    );
+    expect(answers.filter((answer) => answer.status === 201)).toHaveLength(20);
+    for (const answer of answers.filter((answer) => answer.status !== 201))
+      expect([answer.status, answer.body.code]).toEqual([403, "quota_exceeded"]);
   }, 60_000);
 
   test("a burst of creates survives the SIGKILL of the replica holding the leases", async () => {

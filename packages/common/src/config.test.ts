@@ -66,6 +66,27 @@ describe("configuration", () => {
     );
   });
 
+  test("plan limits and request rates are set per plan and per kind, and refuse nonsense", () => {
+    const config = loadConfig({
+      file: file('[plans]\npro_max_disk = "1Ti"\n[rate_limits]\ncommands_per_key = 0\n'),
+      env: { PADDOCK_PLANS_FREE_MAX_SANDBOXES: "2" },
+    });
+    expect(config.plans).toMatchObject({ free_max_sandboxes: 2, free_max_disk: "50Gi", pro_max_disk: "1Ti" });
+    expect(config.rate_limits).toMatchObject({ commands_per_key: 0, commands_per_account: 200 });
+    expect(() => loadConfig({ file: file('[plans]\nfree_max_disk = "lots"\n'), env: {} })).toThrowError(
+      /plans.free_max_disk/,
+    );
+    expect(() => loadConfig({ file: file("[plans]\nfree_max_api_keys = 1.5\n"), env: {} })).toThrowError(
+      /plans.free_max_api_keys must be a whole number/,
+    );
+    expect(() => loadConfig({ file: file("[rate_limits]\nwindow_seconds = 0\n"), env: {} })).toThrowError(
+      /rate_limits.window_seconds must be a whole number, 1 or more/,
+    );
+    expect(() =>
+      loadConfig({ file: file("[rate_limits]\nsignups_per_address_per_hour = -1\n"), env: {} }),
+    ).toThrowError(/rate_limits.signups_per_address_per_hour/);
+  });
+
   test("the upload limit defaults to 4 GiB, 0 lifts it, and a fraction or a negative size is refused", () => {
     expect(loadConfig({ env: {} }).server.max_upload_bytes).toBe(4294967296);
     expect(loadConfig({ env: { PADDOCK_SERVER_MAX_UPLOAD_BYTES: "0" } }).server.max_upload_bytes).toBe(0);

@@ -29,6 +29,11 @@ export const defaultConfig = {
     diagnostics_inline_limit_bytes: 64 * 1024,
     /** Most bytes one file upload into a sandbox may carry (`/files/upload`, raw `/files/write`); 0 = no limit. */
     max_upload_bytes: 4 * 2 ** 30,
+    /**
+     * Reverse proxies (addresses or CIDRs) whose `X-Forwarded-For` names the client. Empty: the
+     * connection's own address is the client's (rate limits and login throttling count it).
+     */
+    trusted_proxies: [] as string[],
     log_level: "info",
   },
   database: {
@@ -120,6 +125,37 @@ export const defaultConfig = {
   plans: {
     /** Sandbox minutes the Free plan includes per calendar month (UTC); fractions allowed. */
     free_minutes: 100,
+    /** Sandboxes an account may have at once: running, paused, being created or failed (not yet deleted). */
+    free_max_sandboxes: 5,
+    /** Sum of the disk quotas of an account's sandboxes (each its `ephemeral-storage` or `docker.default_disk`); "" = no cap. */
+    free_max_disk: "50Gi",
+    /** API keys an account may hold. */
+    free_max_api_keys: 20,
+    pro_max_sandboxes: 50,
+    pro_max_disk: "500Gi",
+    pro_max_api_keys: 100,
+  },
+  /**
+   * Request rates, counted in the database (shared by replicas) in fixed windows. Creates,
+   * commands and file calls are counted per credential (API key or session) and per account, in
+   * windows of `window_seconds`. 0 turns a limit off.
+   */
+  rate_limits: {
+    window_seconds: 10,
+    creates_per_key: 10,
+    creates_per_account: 20,
+    commands_per_key: 100,
+    commands_per_account: 200,
+    file_calls_per_key: 200,
+    file_calls_per_account: 400,
+    /** Sign-ups per client address (IPv6: per /64) per hour. */
+    signups_per_address_per_hour: 20,
+    /** Failed logins per email and client address per minute. */
+    login_failures_per_minute: 5,
+    /** Failed logins per email per minute from addresses that never logged in to that account. */
+    login_failures_per_email_per_minute: 10,
+    /** Failed logins per client address per minute, to accounts it never logged in to. */
+    login_failures_per_address_per_minute: 30,
   },
   usage: {
     /** Seconds between writes of running sandboxes' time to the database: the most a crash can lose. */
@@ -278,6 +314,7 @@ function validate(config: PaddockConfig): void {
   if (!(config.database.lease_seconds >= 1))
     throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
+  validateLimits(config);
   if (!Number.isSafeInteger(config.server.max_upload_bytes) || config.server.max_upload_bytes < 0) {
     throw new ConfigError("server.max_upload_bytes must be a whole number of bytes, 0 or more (0: no limit)");
   }
@@ -302,6 +339,25 @@ function validate(config: PaddockConfig): void {
   for (const prefix of config.docker.allowed_host_paths) {
     if (!prefix.startsWith("/"))
       throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
+  }
+}
+
+function validateLimits(config: PaddockConfig): void {
+  const wholeNumber = (key: string, value: number, minimum: number) => {
+    if (!Number.isSafeInteger(value) || value < minimum)
+      throw new ConfigError(`${key} must be a whole number, ${minimum} or more`);
+  };
+  for (const plan of ["free", "pro"] as const) {
+    wholeNumber(`plans.${plan}_max_sandboxes`, config.plans[`${plan}_max_sandboxes`], 0);
+    wholeNumber(`plans.${plan}_max_api_keys`, config.plans[`${plan}_max_api_keys`], 0);
+    const disk = config.plans[`${plan}_max_disk`];
+    if (disk && parseMemoryBytes(disk) === undefined)
+      throw new ConfigError(
+        `plans.${plan}_max_disk = "${disk}" is not a size like "50Gi" (or "" for no cap)`,
+      );
+  }
+  for (const [key, value] of Object.entries(config.rate_limits)) {
+    wholeNumber(`rate_limits.${key}`, value, key === "window_seconds" ? 1 : 0);
   }
 }
 

@@ -27,11 +27,18 @@ export function errorDefinitions(): ErrorDefinition[] {
 export class PaddockError extends Error {
   readonly code: string;
   readonly status: number;
-  constructor(definition: ErrorDefinition, message?: string, options?: { cause?: unknown }) {
+  /** Seconds after which the same request may succeed: sent as `Retry-After` (rate limits). */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(
+    definition: ErrorDefinition,
+    message?: string,
+    options?: { cause?: unknown; retryAfterSeconds?: number },
+  ) {
     super(message ?? definition.summary, options);
     this.name = "PaddockError";
     this.code = definition.code;
     this.status = definition.status;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 
@@ -80,6 +87,11 @@ export const Errors = {
     "invalid_state",
     409,
     "The sandbox is not in a state that allows this operation.",
+  ),
+  quotaExceeded: defineError(
+    "quota_exceeded",
+    403,
+    "The account is at a limit of its plan (sandboxes at once, their total disk, API keys); the detail names it. Delete what it no longer needs, or move to a larger plan.",
   ),
   sandboxOomKilled: defineError(
     "sandbox_oom_killed",

@@ -4,7 +4,11 @@ import { defineError } from "@paddock/common";
 export const ControlPlaneErrors = {
   emailTaken: defineError("email_taken", 409, "An account with that email already exists."),
   invalidCredentials: defineError("invalid_credentials", 401, "Wrong email or password."),
-  rateLimited: defineError("rate_limited", 429, "Too many attempts; wait and try again."),
+  rateLimited: defineError(
+    "rate_limited",
+    429,
+    "Too many requests (sign-ups, failed logins, creates, commands, file calls) in a short time; wait the seconds in Retry-After and try again.",
+  ),
   keyExpired: defineError("key_expired", 401, "This API key has expired."),
   keyNotFound: defineError("key_not_found", 404, "No API key with that id."),
   scopeForbidden: defineError("scope_forbidden", 403, "This key's scope does not cover this surface."),

@@ -1,8 +1,23 @@
-import { sha256 } from "@paddock/common";
-import { createTestDatabase, type DatabaseHandle, testEngines } from "@paddock/db";
+import { defaultConfig, type PaddockConfig, sha256 } from "@paddock/common";
+import { createTestDatabase, type DatabaseHandle, type Db, testEngines } from "@paddock/db";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { AccountLimits } from "./account-limits.js";
 import { Identity } from "./identity.js";
+import { LoginThrottle } from "./login-throttle.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
+import { RateCounters } from "./rate-limit.js";
+
+/** An Identity as the control plane makes one, with the configuration's limits unless `limits` says otherwise. */
+function identityOver(
+  db: Db,
+  limits: Pick<PaddockConfig, "plans" | "rate_limits"> = defaultConfig,
+): Identity {
+  const counters = new RateCounters(db, "test secret");
+  return new Identity(db, {
+    limits: new AccountLimits(db, counters, limits),
+    loginThrottle: new LoginThrottle(db, counters, "test secret", limits.rate_limits),
+  });
+}
 
 describe("passwords", () => {
   test("scrypt with a salt per password: equal passwords hash differently and both verify", async () => {
@@ -23,7 +38,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   beforeAll(async () => {
     database = await createTestDatabase(engine);
     handle = await database.open();
-    identity = new Identity(handle.db);
+    identity = identityOver(handle.db);
   });
   afterAll(async () => {
     await handle?.close();
@@ -33,7 +48,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   test("concurrent signups for one email: exactly one account", async () => {
     const results = await Promise.allSettled(
       ["Race@Example.com", "race@example.com", " race@example.com "].map((email) =>
-        identity.signup(email, "correct horse battery"),
+        identity.signup(email, "correct horse battery", "192.0.2.10"),
       ),
     );
     expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(1);
@@ -48,7 +63,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("only hashes are stored: no session token, key secret or password in any row", async () => {
-    const account = await identity.signup("stored@example.com", "correct horse battery");
+    const account = await identity.signup("stored@example.com", "correct horse battery", "192.0.2.10");
     const session = await identity.login("stored@example.com", "correct horse battery", "192.0.2.1");
     const { secret } = await identity.createKey(account.id, { name: "ci", scope: "sandboxes" });
     const dump = JSON.stringify([
@@ -62,7 +77,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("keys: last use recorded, scope kept, rotation and deletion end the old secret at once", async () => {
-    const account = await identity.signup("keys@example.com", "correct horse battery");
+    const account = await identity.signup("keys@example.com", "correct horse battery", "192.0.2.10");
     const { key, secret } = await identity.createKey(account.id, { scope: "memory" });
     expect(key.lastUsedAt).toBeNull();
     expect(await identity.authenticate(secret)).toMatchObject({
@@ -76,7 +91,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
     await expect(identity.authenticate(secret)).rejects.toMatchObject({ code: "unauthorized" });
     await identity.authenticate(rotated.secret);
     // Another account can neither rotate nor delete it.
-    const other = await identity.signup("other@example.com", "correct horse battery");
+    const other = await identity.signup("other@example.com", "correct horse battery", "192.0.2.10");
     await expect(identity.rotateKey(other.id, key.id)).rejects.toMatchObject({ code: "key_not_found" });
     await expect(identity.deleteKey(other.id, key.id)).rejects.toMatchObject({ code: "key_not_found" });
     await identity.deleteKey(account.id, key.id);
@@ -84,7 +99,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("expired keys and sessions are refused; a past expiry is refused at creation", async () => {
-    const account = await identity.signup("expiry@example.com", "correct horse battery");
+    const account = await identity.signup("expiry@example.com", "correct horse battery", "192.0.2.10");
     await expect(
       identity.createKey(account.id, { expiresAt: new Date(Date.now() - 1000).toISOString() }),
     ).rejects.toMatchObject({ code: "invalid_request", status: 400 });
@@ -98,7 +113,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
       .where("id", "=", key.id)
       .execute();
     // Changed behind this process's back: a fresh Identity (another process) sees it at once.
-    const elsewhere = new Identity(handle.db);
+    const elsewhere = identityOver(handle.db);
     await expect(elsewhere.authenticate(secret)).rejects.toMatchObject({ code: "key_expired", status: 401 });
 
     const session = await identity.login("expiry@example.com", "correct horse battery", "192.0.2.2");
@@ -112,7 +127,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("a credential authenticated a moment ago is not served past its own expiry", async () => {
-    const account = await identity.signup("soon@example.com", "correct horse battery");
+    const account = await identity.signup("soon@example.com", "correct horse battery", "192.0.2.10");
     const { secret } = await identity.createKey(account.id, {
       expiresAt: new Date(Date.now() + 1500).toISOString(),
     });
@@ -123,7 +138,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("logout ends a session at once, even one just used; other sessions go on", async () => {
-    await identity.signup("logout@example.com", "correct horse battery");
+    await identity.signup("logout@example.com", "correct horse battery", "192.0.2.10");
     const first = await identity.login("logout@example.com", "correct horse battery", "192.0.2.4");
     const second = await identity.login("logout@example.com", "correct horse battery", "192.0.2.4");
     const principal = await identity.authenticate(first.token);
@@ -134,7 +149,7 @@ describe.each(testEngines)("identity on %s", (engine) => {
   });
 
   test("a lookup that races a revocation does not bring the credential back", async () => {
-    const account = await identity.signup("race-revoke@example.com", "correct horse battery");
+    const account = await identity.signup("race-revoke@example.com", "correct horse battery", "192.0.2.10");
     const { key, secret } = await identity.createKey(account.id, {});
     // Started before the deletion, answered (from the database) around it.
     const [inFlight] = await Promise.allSettled([

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { Errors, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
-import type { Broadcasts, Channel, Db } from "@paddock/db";
+import { type Broadcasts, type Channel, type Db, lockWithin } from "@paddock/db";
+import type { AccountLimits } from "./account-limits.js";
 import { CredentialCache } from "./credential-cache.js";
 import { ControlPlaneErrors } from "./errors.js";
+import type { LoginThrottle } from "./login-throttle.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
-import { RateLimiter } from "./rate-limit.js";
 
 export const scopes = ["sandboxes", "memory", "secrets"] as const;
 export type Scope = (typeof scopes)[number];
@@ -57,10 +58,18 @@ function formatOf(prefix: string): KeyFormat {
 }
 const sessionLifetimeMs = 7 * 24 * 3600 * 1000;
 
+export interface IdentityOptions {
+  /** Sign-ups per address and API keys per plan. */
+  limits: AccountLimits;
+  loginThrottle: LoginThrottle;
+  /** Messages between replicas (a revoked key); default: none, as for one process. */
+  broadcasts?: Broadcasts | undefined;
+}
+
 /** Accounts, sessions and API keys. Secrets are stored only as SHA-256 hashes. */
 export class Identity {
-  private readonly loginsPerEmail = new RateLimiter(5, 60_000);
-  private readonly loginsPerAddress = new RateLimiter(30, 60_000);
+  private readonly limits: AccountLimits;
+  private readonly loginThrottle: LoginThrottle;
   /** Recently authenticated credentials; `revocations` keeps a lookup that raced a revocation out. */
   private readonly recent = new CredentialCache();
   private revocations = 0;
@@ -70,9 +79,11 @@ export class Identity {
 
   constructor(
     private readonly db: Db,
-    broadcasts?: Broadcasts,
+    options: IdentityOptions,
   ) {
-    this.revoked = broadcasts?.channel("paddock_credential_revoked", {
+    this.limits = options.limits;
+    this.loginThrottle = options.loginThrottle;
+    this.revoked = options.broadcasts?.channel("paddock_credential_revoked", {
       onMessage: (credential) => {
         this.revocations++;
         this.recent.forget(credential);
@@ -90,10 +101,15 @@ export class Identity {
     await this.revoked?.publish(credential);
   }
 
-  async signup(email: string, password: string): Promise<Account> {
+  /**
+   * Creates an account. Every well-formed attempt from the address is counted (an email already
+   * taken included: sign-up tells it, so the count bounds how fast emails can be tried).
+   */
+  async signup(email: string, password: string, clientAddress: string): Promise<Account> {
     const normalized = normalizeEmail(email);
     if (password.length < 8)
       throw new PaddockError(Errors.invalidRequest, "password must have at least 8 characters");
+    await this.limits.chargeSignup(clientAddress);
     const existing = await this.db
       .selectFrom("accounts")
       .select("id")
@@ -137,22 +153,16 @@ export class Identity {
     clientAddress: string,
   ): Promise<{ token: string; expiresAt: string; account: Account }> {
     const normalized = normalizeEmail(email);
-    const wait = Math.max(this.loginsPerEmail.hit(normalized), this.loginsPerAddress.hit(clientAddress));
-    if (wait > 0) {
-      throw Object.assign(
-        new PaddockError(ControlPlaneErrors.rateLimited, `too many login attempts; retry in ${wait} s`),
-        { retryAfter: wait },
-      );
-    }
     const row = await this.db
       .selectFrom("accounts")
       .selectAll()
       .where("email", "=", normalized)
       .executeTakeFirst();
+    const attempt = await this.loginThrottle.begin(normalized, row?.id, clientAddress);
     // Verify against a dummy hash when the account is unknown, so timing does not reveal it.
     const valid = await verifyPassword(password, row?.password_hash ?? dummyHash);
     if (!row || !valid) throw new PaddockError(ControlPlaneErrors.invalidCredentials);
-    this.loginsPerEmail.reset(normalized);
+    await attempt.succeeded();
     const token = newSecret(sessionPrefix);
     const now = Date.now();
     const expiresAt = new Date(now + sessionLifetimeMs).toISOString();
@@ -251,6 +261,7 @@ export class Identity {
     if (options.expiresAt && Date.parse(options.expiresAt) <= Date.now()) {
       throw new PaddockError(Errors.invalidRequest, "expiresAt must be in the future");
     }
+    const { plan, max } = await this.limits.apiKeyLimit(accountId);
     const secret = newKeySecret(options.format ?? "paddock");
     const row = {
       id: newId("key"),
@@ -263,7 +274,23 @@ export class Identity {
       expires_at: options.expiresAt ? new Date(options.expiresAt).toISOString() : null,
       last_used_at: null,
     };
-    await this.db.insertInto("api_keys").values(row).execute();
+    // Counted and written under a lock on the account: concurrent creates cannot pass the limit.
+    await this.db.transaction().execute(async (trx) => {
+      await lockWithin(trx, `api-keys:${accountId}`);
+      const held = await trx
+        .selectFrom("api_keys")
+        .select((eb) => eb.fn.countAll<number | string>().as("count"))
+        .where("account_id", "=", accountId)
+        .executeTakeFirst();
+      const count = Number(held?.count ?? 0);
+      if (count >= max) {
+        throw new PaddockError(
+          Errors.quotaExceeded,
+          `API key limit: the ${plan} plan allows ${max} API keys and this account has ${count}; delete one it no longer uses (DELETE /keys/{id}), or move to a larger plan`,
+        );
+      }
+      await trx.insertInto("api_keys").values(row).execute();
+    });
     return { key: toKey(row), secret };
   }
 

@@ -1,3 +1,4 @@
+import { type PaddockConfig, parseMemoryBytes } from "@paddock/common";
 /**
  * The platform's plans. An account's plan id is stored on its row (`accounts.plan`); usage
  * enforcement reads allowances from here and billing moves accounts between plans.
@@ -27,4 +28,22 @@ export function isPlanId(value: string): value is PlanId {
 /** The plan for a stored plan id; an unknown id (a plan since retired) is treated as Free. */
 export function planOf(id: string): Plan {
   return isPlanId(id) ? plans[id] : plans.free;
+}
+
+/** What an account on a plan may hold at once (`[plans] <plan>_max_*`). */
+export interface PlanLimits {
+  maxSandboxes: number;
+  /** Sum of its sandboxes' disk quotas, in bytes; null: no cap. */
+  maxDiskBytes: number | null;
+  maxApiKeys: number;
+}
+
+/** The limits of a plan as the operator configured them. */
+export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): PlanLimits {
+  const disk = settings[`${plan}_max_disk`];
+  return {
+    maxSandboxes: settings[`${plan}_max_sandboxes`],
+    maxDiskBytes: disk ? (parseMemoryBytes(disk) ?? null) : null,
+    maxApiKeys: settings[`${plan}_max_api_keys`],
+  };
 }

@@ -4,14 +4,17 @@ import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
+import { AccountLimits, type LimitSettings } from "./account-limits.js";
 import { AgentKeys } from "./agent-keys.js";
 import { authorize } from "./auth-hook.js";
 import { Billing, type BillingSettings } from "./billing.js";
 import { BillingWebhook } from "./billing-webhook.js";
 import { Identity } from "./identity.js";
+import { LoginThrottle } from "./login-throttle.js";
 import { MemoryStore } from "./memory-store.js";
 import { PaymentCredentials } from "./payment-credentials.js";
 import { PaymentOperations } from "./payment-operations.js";
+import { RateCounters } from "./rate-limit.js";
 import { authRoutes } from "./routes/auth.js";
 import { billingRoutes, billingWebhookRoutes } from "./routes/billing.js";
 import { codeRoutes } from "./routes/code.js";
@@ -52,6 +55,10 @@ export interface ControlPlaneOptions {
   paymentsApiBase?: string;
   /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0: no limit. */
   maxUploadBytes?: number;
+  /** Plan limits and request rates (`[plans]`, `[rate_limits]`); default: the configuration's defaults. */
+  limits?: LimitSettings;
+  /** The server's account limits, when it made them for other surfaces too (E2B's gateway); else made here. */
+  accountLimits?: AccountLimits;
 }
 
 /** The customer-facing control plane (SPEC.md §4.1): errors as `{code, detail}`. */
@@ -62,7 +69,21 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   installErrorHandling(app, "detail", { notFound: false });
   installJsonBodies(app);
   app.removeContentTypeParser("text/plain");
-  const identity = new Identity(options.db, options.broadcasts);
+  const settings = options.limits ?? defaultConfig;
+  const counters = new RateCounters(options.db, options.secretKey);
+  const limits = options.accountLimits ?? new AccountLimits(options.db, counters, settings);
+  const identity = new Identity(options.db, {
+    limits,
+    loginThrottle: new LoginThrottle(options.db, counters, options.secretKey, settings.rate_limits),
+    broadcasts: options.broadcasts,
+  });
+  // Ended windows are of no use: every replica clears them now and then (deleting twice is harmless).
+  const pruning = setInterval(
+    () => counters.prune().catch((error) => app.log.warn({ err: error }, "pruning rate windows failed")),
+    60_000,
+  );
+  pruning.unref();
+  app.addHook("onClose", async () => clearInterval(pruning));
   const secrets = new SecretStore(options.db, options.secretKey);
   const usage = new Usage(
     options.db,
@@ -83,6 +104,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     templates: options.templates,
     secrets: new SandboxSecrets(secrets, options.sandboxes),
     usage,
+    limits,
   });
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
@@ -90,10 +112,11 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(fileRoutes, {
     identity,
     sandboxes: options.sandboxes,
+    limits,
     maxUploadBytes: options.maxUploadBytes ?? defaultConfig.server.max_upload_bytes,
   });
-  await app.register(codeRoutes, { identity, sandboxes: options.sandboxes });
-  await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes });
+  await app.register(codeRoutes, { identity, sandboxes: options.sandboxes, limits });
+  await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes, limits });
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
@@ -136,5 +159,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     publicUrl: options.publicUrl,
     authenticate: (credential) => authorize(identity, credential, "sandboxes"),
     assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
+    quotaOf: (accountId) => limits.sandboxQuota(accountId),
+    chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
   });
 };

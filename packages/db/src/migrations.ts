@@ -286,6 +286,32 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         from sandbox_usage group by account_id, substr(started_at, 1, 10)`.execute(db);
     },
   },
+  "0009_account_limits": {
+    async up(db: Kysely<unknown>) {
+      // Request counts per fixed window, shared by replicas: one row per counted key.
+      await db.schema
+        .createTable("rate_windows")
+        .addColumn("key", "text", (c) => c.primaryKey())
+        .addColumn("window_end", "bigint", (c) => c.notNull())
+        .addColumn("hits", "integer", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("rate_windows_window_end")
+        .on("rate_windows")
+        .column("window_end")
+        .execute();
+      // Keyed hashes of the client addresses each account has logged in from.
+      await db.schema
+        .createTable("login_addresses")
+        .addColumn("account_id", "text", (c) => c.notNull())
+        .addColumn("address_hash", "text", (c) => c.notNull())
+        .addColumn("last_seen_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("login_addresses_pk", ["account_id", "address_hash"])
+        .execute();
+      // A sandbox's disk quota in bytes, for the account's total; null: none (quotas off).
+      await db.schema.alterTable("sandboxes").addColumn("disk_bytes", "bigint").execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

@@ -30,6 +30,8 @@ export interface SandboxesTable {
   pooled_for?: string | null;
   /** The server replica that last moved this sandbox; an unfinished move is its work while it lives. */
   replica?: string | null;
+  /** Its disk quota in bytes (counted against its owner's plan); null when it has none. */
+  disk_bytes?: number | string | null;
 }
 
 export interface SnapshotsTable {
@@ -200,6 +202,20 @@ export interface LeasesTable {
   expires_at: number | string;
 }
 
+/** Hits of one rate-limited key in its current fixed window, which ends at `window_end` (epoch ms). */
+export interface RateWindowsTable {
+  key: string;
+  window_end: number | string;
+  hits: number;
+}
+
+/** An address an account logged in from, as a keyed hash (never the address itself). */
+export interface LoginAddressesTable {
+  account_id: string;
+  address_hash: string;
+  last_seen_at: string;
+}
+
 export interface Database {
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
@@ -218,4 +234,6 @@ export interface Database {
   payment_credentials: PaymentCredentialsTable;
   payment_agent_keys: PaymentAgentKeysTable;
   leases: LeasesTable;
+  rate_windows: RateWindowsTable;
+  login_addresses: LoginAddressesTable;
 }

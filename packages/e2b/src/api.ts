@@ -13,6 +13,7 @@ import {
   type NetworkPolicy,
   type Sandbox,
   type SandboxOperations,
+  type SandboxQuota,
   type Template,
   unknownTemplate,
 } from "@paddock/runtime";
@@ -36,10 +37,14 @@ export interface E2bApiOptions {
   templates: Map<string, Template>;
   secretKey: string;
   publicUrl: () => string;
-  /** The account an API key (or session token) belongs to; throws 401/403 otherwise. */
-  authenticate(token: string | undefined): Promise<{ accountId: string }>;
+  /** The account an API key (or session token) belongs to, and the key's id; throws 401/403 otherwise. */
+  authenticate(token: string | undefined): Promise<{ accountId: string; credential: string }>;
   /** Throws 402 when the account may not start or resume a sandbox now. */
   assertCanRun(accountId: string, action: "create" | "resume"): Promise<void>;
+  /** What the account's plan lets it hold at once, checked as the sandbox is written. */
+  quotaOf(accountId: string): Promise<SandboxQuota>;
+  /** Counts a create against the key's and the account's rates; throws 429 `rate_limited` past them. */
+  chargeCreate(accountId: string, credential: string): Promise<void>;
 }
 
 /** How long pause and connect wait for the sandbox to settle: E2B's calls return when it has. */
@@ -156,11 +161,17 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   };
 
   app.setErrorHandler((error, request, reply) => {
+    // A plan's limit is E2B's 429, which its SDKs raise as RateLimitError (E2B answers its
+    // concurrent-sandbox limit so); without Retry-After, as waiting alone frees nothing.
     const status = isPaddockError(error)
-      ? error.status
+      ? error.code === Errors.quotaExceeded.code
+        ? 429
+        : error.status
       : (error as { validation?: unknown }).validation
         ? 400
         : ((error as { statusCode?: number }).statusCode ?? 500);
+    if (isPaddockError(error) && error.retryAfterSeconds !== undefined)
+      reply.header("retry-after", String(error.retryAfterSeconds));
     if (status >= 500) request.log.error({ err: error }, "E2B API request failed");
     const message = status >= 500 && !isPaddockError(error) ? "internal error" : (error as Error).message;
     return reply.status(status).send({ code: status, message });
@@ -170,12 +181,14 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   );
   app.get("/health", { schema: hidden }, async () => ({ status: "ok" }));
 
-  const accountIds = new WeakMap<FastifyRequest, string>();
+  const callers = new WeakMap<FastifyRequest, { accountId: string; credential: string }>();
   app.addHook("onRequest", async (request) => {
     if (request.routeOptions.url === "/e2b/health") return;
-    accountIds.set(request, (await options.authenticate(credentialOf(request))).accountId);
+    callers.set(request, await options.authenticate(credentialOf(request)));
   });
-  const owner = (request: FastifyRequest) => accountIds.get(request) as string;
+  const caller = (request: FastifyRequest) =>
+    callers.get(request) as { accountId: string; credential: string };
+  const owner = (request: FastifyRequest) => caller(request).accountId;
 
   /** The caller's sandbox as E2B sees it: one that ended (or failed) is not found. */
   const visible = async (request: FastifyRequest, id: string): Promise<Sandbox> => {
@@ -228,6 +241,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     }
     const template = templateAliases[body.templateID] ?? body.templateID;
     if (!templates.has(template)) throw unknownTemplate(body.templateID, templates);
+    await options.chargeCreate(owner(request), caller(request).credential);
     await options.assertCanRun(owner(request), "create");
     const networkPolicy = networkPolicyOf(body);
     const sandbox = await sandboxes.create({
@@ -238,6 +252,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       ...(body.envVars ? { env: body.envVars } : {}),
       ...(body.metadata ? { metadata: body.metadata } : {}),
       ...(networkPolicy ? { networkPolicy } : {}),
+      quota: await options.quotaOf(owner(request)),
     });
     return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
   };

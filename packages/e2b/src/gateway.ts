@@ -13,7 +13,7 @@ import {
 } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { forwardHttp, type ProxyRoute, sandboxStillThere } from "@paddock/runtime-api";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { envdAccessToken, sandboxDomain, trafficAccessToken } from "./wire.js";
 
 export interface E2bGatewayOptions {
@@ -22,13 +22,61 @@ export interface E2bGatewayOptions {
   publicUrl: () => string;
   /** Where E2B's API and in-sandbox protocol are mounted: `/e2b`. */
   prefix: string;
+  /**
+   * Counts a command or file call against the rates of the sandbox's account and of the sandbox's
+   * access token (the credential these calls carry); throws 429 `rate_limited` past them.
+   */
+  chargeCall?: (call: MeteredCall, accountId: string, credential: string) => Promise<void>;
 }
+
+type MeteredCall = "commands" | "file_calls";
 
 /** A request the gateway takes: which sandbox, which of its ports, and the path inside it. */
 interface Addressed {
   sandboxId: string;
   port: number;
   path: string;
+  /** What the call counts as against the account's rates, if anything. */
+  call?: MeteredCall;
+}
+
+/** envd's calls that start a process or touch files, and the interpreter's runs of code. */
+function meteredCallOf(port: number, path: string): MeteredCall | undefined {
+  if (port === E2B_ENVD_PORT) {
+    if (path.startsWith("/process.Process/Start")) return "commands";
+    if (path.startsWith("/files") || path.startsWith("/filesystem.Filesystem/")) return "file_calls";
+  }
+  if (port === E2B_CODE_INTERPRETER_PORT && path.startsWith("/execute")) return "commands";
+  return undefined;
+}
+
+/**
+ * A rate-limited call refused so E2B's SDKs raise RateLimitError: a Connect stream ends with a
+ * `resource_exhausted` error (its HTTP status stays 200, as the protocol wants), a unary Connect
+ * call gets that code in a 429, and envd's plain HTTP calls a 429.
+ */
+function refuseRateLimited(request: FastifyRequest, reply: FastifyReply, error: PaddockError) {
+  reply.header("retry-after", String(error.retryAfterSeconds ?? 1));
+  const type = header(request.headers, "content-type") ?? "";
+  const connect = /\/(process\.Process|filesystem\.Filesystem)\//.test(request.url);
+  if (connect && type.startsWith("application/connect+")) {
+    const end = Buffer.from(
+      JSON.stringify({ error: { code: "resource_exhausted", message: error.message } }),
+    );
+    const envelope = Buffer.alloc(5);
+    envelope.writeUInt8(2, 0); // end of stream
+    envelope.writeUInt32BE(end.length, 1);
+    return reply
+      .status(200)
+      .type(type)
+      .send(Buffer.concat([envelope, end]));
+  }
+  if (connect)
+    return reply
+      .status(429)
+      .type("application/json")
+      .send({ code: "resource_exhausted", message: error.message });
+  return reply.status(429).type("application/json").send({ code: 429, message: error.message });
 }
 
 const sandboxHost = /^(\d{1,5})-([a-z0-9][a-z0-9-]{0,127})\.(.+)$/i;
@@ -85,7 +133,9 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
     const prefix = execdPrefixOf(found.port);
     if (!prefix) return found;
     const inside = resolvedPath(found.path);
-    return inside === undefined ? "bad" : { ...found, path: `${prefix}${inside}` };
+    if (inside === undefined) return "bad";
+    const call = meteredCallOf(found.port, inside);
+    return { ...found, path: `${prefix}${inside}`, ...(call ? { call } : {}) };
   };
 
   /**
@@ -112,6 +162,12 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
     },
     async resolve(req, sandboxId, port) {
       authorize(req.headers, sandboxId, port);
+      // Counted once the caller has shown the sandbox's token: nobody else can spend its budget.
+      const to = addressed(req);
+      if (options.chargeCall && typeof to === "object" && to.call) {
+        const { owner } = await options.sandboxes.get(sandboxId);
+        if (owner) await options.chargeCall(to.call, owner, `sandbox:${sandboxId}`);
+      }
       const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
       const stillThere = sandboxStillThere(options.sandboxes, sandboxId);
       if (!execdPrefixOf(port))
@@ -138,6 +194,7 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
       await forwardHttp(route, request, reply);
     } catch (error) {
       if (isPaddockError(error) && error.status === 401) return refuse(reply, 401, error.message);
+      if (isPaddockError(error) && error.status === 429) return refuseRateLimited(request, reply, error);
       // A sandbox that is gone, paused or not answering is E2B's 502: its SDKs read it as the
       // sandbox having timed out (and `isRunning()` as false).
       const message = isPaddockError(error) ? error.message : String(error);

@@ -24,7 +24,10 @@ export function installErrorHandling(
     reply.status(status).send(errorBody(shape, code, text));
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (isPaddockError(error)) return send(reply, error.status, error.code, error.message);
+    if (isPaddockError(error)) {
+      if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(error.retryAfterSeconds));
+      return send(reply, error.status, error.code, error.message);
+    }
     if (error.validation) {
       const where = error.validationContext ?? "request";
       return send(

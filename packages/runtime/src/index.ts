@@ -5,6 +5,7 @@ export * from "./model.js";
 export { WarmPools } from "./pool.js";
 export * from "./runtime.js";
 export type { ChangeListener, SandboxChange } from "./sandbox-changes.js";
+export type { SandboxQuota } from "./sandbox-quota.js";
 export { SandboxService } from "./sandbox-service.js";
 export * from "./services.js";
 export { SnapshotService } from "./snapshot-service.js";

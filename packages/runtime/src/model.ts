@@ -1,3 +1,4 @@
+import type { SandboxQuota } from "./sandbox-quota.js";
 import type { SandboxState, SnapshotState } from "./state-machine.js";
 
 /** A sandbox as the runtime keeps it (camelCase, wire-shaped by the API layer). */
@@ -62,6 +63,8 @@ export interface CreateSandboxInput {
   volumes?: HostVolume[];
   /** Internal: create a warm-pool member for this template instead of a sandbox for a caller. */
   pooledFor?: string;
+  /** What `owner` may hold at once (its plan's limits); checked as the sandbox is written or claimed. */
+  quota?: SandboxQuota;
 }
 
 export interface Snapshot {

@@ -57,11 +57,15 @@ export class WarmPools {
     const template = input.template ? this.deps.templates.get(input.template) : undefined;
     if (!template || !this.sizeOf(template.id) || !poolable(input, template)) return undefined;
     const expiresAt = input.timeout ? new Date(Date.now() + input.timeout * 1000).toISOString() : null;
-    const id = await this.deps.repository.claimPooled(template.id, {
-      owner: input.owner ?? null,
-      metadata: input.metadata ?? {},
-      expiresAt,
-    });
+    const id = await this.deps.repository.claimPooled(
+      template.id,
+      {
+        owner: input.owner ?? null,
+        metadata: input.metadata ?? {},
+        expiresAt,
+      },
+      input.quota,
+    );
     this.refill(template.id);
     if (!id) return undefined;
     try {

@@ -1,6 +1,8 @@
-import type { Db, SandboxesTable } from "@paddock/db";
+import type { Database, Db, SandboxesTable } from "@paddock/db";
+import type { Transaction } from "kysely";
 import type { Sandbox, SandboxFilter } from "./model.js";
 import type { SandboxWrite } from "./sandbox-changes.js";
+import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
 
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
@@ -22,11 +24,23 @@ export class SandboxRepository {
     private readonly written: WriteObserver = async () => undefined,
   ) {}
 
-  async insert(sandbox: Sandbox): Promise<void> {
-    await this.db
-      .insertInto("sandboxes")
-      .values({ ...toRow(sandbox), replica: this.replica })
-      .execute();
+  /**
+   * Writes a new sandbox. `diskBytes` is its disk quota; with `quota`, the insert happens only if
+   * its owner stays within it (else `quota_exceeded`, nothing written).
+   */
+  async insert(
+    sandbox: Sandbox,
+    options: { diskBytes?: number | null; quota?: SandboxQuota | undefined } = {},
+  ): Promise<void> {
+    const row = { ...toRow(sandbox), replica: this.replica, disk_bytes: options.diskBytes ?? null };
+    if (options.quota && sandbox.owner !== null) {
+      await withinQuota(this.db, sandbox.owner, options.quota, async (trx, assertRoomFor) => {
+        await assertRoomFor(row.disk_bytes);
+        await trx.insertInto("sandboxes").values(row).execute();
+      });
+    } else {
+      await this.db.insertInto("sandboxes").values(row).execute();
+    }
     await this.observe(sandbox.id, sandbox.status.state);
     await this.written({ id: sandbox.id, owner: sandbox.owner });
   }
@@ -138,24 +152,47 @@ export class SandboxRepository {
   /**
    * Takes one Running sandbox out of a template's warm pool and gives it to its new owner, with
    * its creation and expiry counted from now. Compare-and-set on `pooled_for`, so two concurrent
-   * claims never get the same sandbox.
+   * claims never get the same sandbox. With `quota`, only if the owner stays within it.
    */
   async claimPooled(
     template: string,
     claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
+    quota?: SandboxQuota,
+  ): Promise<string | undefined> {
+    const owner = claim.owner;
+    const id =
+      quota && owner !== null
+        ? await withinQuota(this.db, owner, quota, (trx, assertRoomFor) =>
+            this.takePooled(trx, template, claim, assertRoomFor),
+          )
+        : await this.takePooled(this.db, template, claim, async () => undefined);
+    if (id) {
+      // Running for its new owner from now on.
+      await this.observe(id, "Running");
+      await this.written({ id, owner });
+    }
+    return id;
+  }
+
+  private async takePooled(
+    db: Db | Transaction<Database>,
+    template: string,
+    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
+    assertRoomFor: (diskBytes: number | null) => Promise<void>,
   ): Promise<string | undefined> {
     for (let attempt = 0; attempt < 8; attempt++) {
-      const candidate = await this.db
+      const candidate = await db
         .selectFrom("sandboxes")
-        .select("id")
+        .select(["id", "disk_bytes"])
         .where("pooled_for", "=", template)
         .where("state", "=", "Running")
         .orderBy("created_at")
         .limit(1)
         .executeTakeFirst();
       if (!candidate) return undefined;
+      await assertRoomFor(candidate.disk_bytes == null ? null : Number(candidate.disk_bytes));
       const now = new Date().toISOString();
-      const result = await this.db
+      const result = await db
         .updateTable("sandboxes")
         .set({
           pooled_for: null,
@@ -171,12 +208,7 @@ export class SandboxRepository {
         .where("pooled_for", "=", template)
         .where("state", "=", "Running")
         .executeTakeFirst();
-      if (Number(result.numUpdatedRows) > 0) {
-        // Running for its new owner from now on.
-        await this.observe(candidate.id, "Running");
-        await this.written({ id: candidate.id, owner: claim.owner });
-        return candidate.id;
-      }
+      if (Number(result.numUpdatedRows) > 0) return candidate.id;
     }
     return undefined;
   }

@@ -207,7 +207,8 @@ export class SandboxService implements SandboxOperations {
       ...(input.timeout ? { expiresAt: new Date(now.getTime() + input.timeout * 1000).toISOString() } : {}),
       ...(input.pooledFor ? { pooledFor: input.pooledFor } : {}),
     };
-    await this.deps.sandboxes.insert(sandbox);
+    // Refused here (quota_exceeded) before anything exists that would need cleaning up.
+    await this.deps.sandboxes.insert(sandbox, { diskBytes: resources.diskBytes ?? null, quota: input.quota });
     await this.deps.log.record(
       sandbox.id,
       "Pending",

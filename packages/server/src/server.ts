@@ -1,5 +1,12 @@
 import { clientErrorAnswer, type ErrorShape, type Logger, type PaddockConfig } from "@paddock/common";
-import { controlPlane, publicEndpointRoute, registerOpenApi, routeUpgrade } from "@paddock/control-plane";
+import {
+  AccountLimits,
+  controlPlane,
+  publicEndpointRoute,
+  RateCounters,
+  registerOpenApi,
+  routeUpgrade,
+} from "@paddock/control-plane";
 import { installE2bGateway } from "@paddock/e2b";
 import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import {
@@ -51,6 +58,8 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
+    // request.ip is the socket's address unless the operator names the proxies in front.
+    trustProxy: config.server.trusted_proxies.length > 0 ? config.server.trusted_proxies : false,
     frameworkErrors: frameworkErrorHandler(shapeFor),
     clientErrorHandler: (error, socket) => {
       if ((error as NodeJS.ErrnoException).code === "ECONNRESET" || socket.destroyed) return;
@@ -65,12 +74,19 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
     installErrorHandling(app, shapeFor(""), { logger });
     // Before any route is registered: E2B's in-sandbox traffic is told apart by its headers or
     // host, whatever its path, and never reaches the routes.
+    // One account's limits for every surface: the control plane, E2B's API and E2B's gateway.
+    const accountLimits = new AccountLimits(
+      stack.database.db,
+      new RateCounters(stack.database.db, stack.secretKey),
+      config,
+    );
     const e2bGateway = withControlPlane
       ? installE2bGateway(app, {
           sandboxes: stack.sandboxes,
           secretKey: stack.secretKey,
           publicUrl: () => url,
           prefix: "/e2b",
+          chargeCall: (call, accountId, credential) => accountLimits.charge(call, accountId, credential),
         })
       : undefined;
     app.get("/health", async () => ({ status: "ok" }));
@@ -118,6 +134,8 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
         },
         paymentsApiBase: config.payments.stripe_api_base,
         maxUploadBytes: config.server.max_upload_bytes,
+        limits: config,
+        accountLimits,
       });
       proxyRoutes.push(publicEndpointRoute(stack.sandboxes, stack.secretKey));
       app.get("/openapi.json", async () => app.swagger());

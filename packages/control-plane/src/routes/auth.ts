@@ -2,28 +2,33 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { authenticate, principalOf, sessionCookie } from "../auth-hook.js";
 import type { Identity } from "../identity.js";
 import { Account, Credentials, Session } from "../schemas/auth.js";
-import { deletedResponses, errorResponses } from "../schemas/errors.js";
+import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 
 export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = async (app, { identity }) => {
   app.post(
     "/auth/signup",
-    { schema: { tags: ["auth"], body: Credentials, response: { 201: Account, ...errorResponses } } },
+    {
+      schema: {
+        tags: ["auth"],
+        body: Credentials,
+        response: { 201: Account, ...errorResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) =>
-      reply.status(201).send(await identity.signup(request.body.email, request.body.password)),
+      reply.status(201).send(await identity.signup(request.body.email, request.body.password, request.ip)),
   );
 
   app.post(
     "/auth/login",
-    { schema: { tags: ["auth"], body: Credentials, response: { 200: Session, ...errorResponses } } },
+    {
+      schema: {
+        tags: ["auth"],
+        body: Credentials,
+        response: { 200: Session, ...errorResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) => {
-      const session = await identity
-        .login(request.body.email, request.body.password, request.ip)
-        .catch((error: unknown) => {
-          // A rate-limited attempt says when to come back.
-          const wait = (error as { retryAfter?: number }).retryAfter;
-          if (wait) reply.header("retry-after", String(wait));
-          throw error;
-        });
+      const session = await identity.login(request.body.email, request.body.password, request.ip);
       reply.header(
         "set-cookie",
         `${sessionCookie}=${session.token}; HttpOnly; SameSite=Strict; Path=/; Expires=${new Date(session.expiresAt).toUTCString()}`,

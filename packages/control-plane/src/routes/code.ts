@@ -2,10 +2,11 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { EXECD_DEFAULT_CODE_CONTEXT } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import type { FastifyRequest } from "fastify";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
-import { errorResponses } from "../schemas/errors.js";
+import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
 
@@ -17,8 +18,11 @@ import { SandboxParams } from "../schemas/sandboxes.js";
 export const codeRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  limits: AccountLimits;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  // Every call here runs code in the sandbox: counted as a command.
+  app.addHook("onRequest", options.limits.hook("commands"));
   const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
     ExecdClient.forRequest(options.sandboxes, request);
 
@@ -29,7 +33,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         tags: ["code"],
         params: SandboxParams,
         body: ContextRequest,
-        response: { 201: Context, ...errorResponses },
+        response: { 201: Context, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -53,7 +57,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         tags: ["code"],
         params: SandboxParams,
         body: CodeRequest,
-        response: { 200: CodeResult, ...errorResponses },
+        response: { 200: CodeResult, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {

@@ -3,6 +3,7 @@ import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/comm
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import { assertUploadLength, streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
@@ -47,10 +48,12 @@ function toInfo(entry: Record<string, unknown>) {
 export const fileRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  limits: AccountLimits;
   /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
   maxUploadBytes: number;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  app.addHook("onRequest", options.limits.hook("file_calls"));
   const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
     ExecdClient.forRequest(options.sandboxes, request);
   /**
@@ -103,6 +106,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          429: ErrorBody,
         },
       },
     },
@@ -150,7 +154,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
             "application/octet-stream": { schema: RawBody },
           },
         },
-        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
+        response: { 200: WriteResult, ...errorResponses, 429: ErrorBody, 413: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -183,7 +187,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           "The raw bytes as `application/octet-stream`, streamed to `?path=` in the sandbox. A body over the server's `[server] max_upload_bytes` (default 4 GiB) is refused with 413 `payload_too_large`, and the file at `path` is left as it was.",
         params: SandboxParams,
         querystring: UploadQuery,
-        response: { 200: WriteResult, ...errorResponses, 413: ErrorBody },
+        response: { 200: WriteResult, ...errorResponses, 429: ErrorBody, 413: ErrorBody },
       },
     },
     async (request, reply) => {
@@ -207,6 +211,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           200: { content: { "application/octet-stream": { schema: RawBytes } } },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          429: ErrorBody,
         },
       },
     },
@@ -216,7 +221,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
 
   app.post(
     "/sandboxes/:id/files/move",
-    { schema: { tags, params: SandboxParams, body: MoveRequest, response: deletedResponses } },
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        body: MoveRequest,
+        response: { ...deletedResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) => {
       const execd = await execdFor(request);
       await checked(
@@ -237,7 +249,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: SearchRequest,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -260,7 +272,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         querystring: ListQuery,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -278,7 +290,14 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
 
   app.delete(
     "/sandboxes/:id/files",
-    { schema: { tags, params: SandboxParams, querystring: DeleteQuery, response: deletedResponses } },
+    {
+      schema: {
+        tags,
+        params: SandboxParams,
+        querystring: DeleteQuery,
+        response: { ...deletedResponses, 429: ErrorBody },
+      },
+    },
     async (request, reply) => {
       const execd = await execdFor(request);
       const path = encodeURIComponent(request.query.path);
@@ -307,7 +326,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: MkdirRequest,
-        response: { 201: Type.Object({ path: Type.String() }), ...errorResponses },
+        response: { 201: Type.Object({ path: Type.String() }), ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {

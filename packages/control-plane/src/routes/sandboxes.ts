@@ -6,6 +6,7 @@ import {
   type Template,
   unknownTemplate,
 } from "@paddock/runtime";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { collectCommand } from "../command-output.js";
 import { ExecdClient } from "../execd-client.js";
@@ -33,6 +34,7 @@ export interface SandboxRoutesOptions {
   templates: Map<string, Template>;
   secrets: SandboxSecrets;
   usage: Usage;
+  limits: AccountLimits;
 }
 
 /** A sandbox as every route and the change stream show it. */
@@ -82,8 +84,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       schema: {
         tags: ["sandboxes"],
         body: CreateSandboxRequest,
-        response: { 201: Sandbox, ...errorResponses, 402: ErrorBody },
+        response: { 201: Sandbox, ...errorResponses, 402: ErrorBody, 429: ErrorBody },
       },
+      onRequest: options.limits.hook("creates"),
     },
     async (request, reply) => {
       const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
@@ -97,6 +100,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         ...(env ? { env } : {}),
         ...(metadata ? { metadata } : {}),
         ...(networkPolicy ? { networkPolicy } : {}),
+        quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
       return reply.status(201).send(toWire(sandbox));
@@ -196,8 +200,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         tags: ["commands"],
         params: SandboxParams,
         body: RunRequest,
-        response: { 200: RunResult, ...errorResponses },
+        response: { 200: RunResult, ...errorResponses, 429: ErrorBody },
       },
+      onRequest: options.limits.hook("commands"),
     },
     async (request) => {
       const body = commandBody(request.body);
@@ -215,8 +220,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
           "Server-sent events: `init` (the command's id in `text`), `stdout` and `stderr` (`text`), then `execution_complete` (`exit_code` 0) or `error` (`exit_code` and `error`). When the sandbox dies mid-command (deleted, killed, out of memory) the last event is an `error` with the HTTP `status`, `code` and `detail` the failure would have answered, and no `exit_code`.",
         params: SandboxParams,
         body: RunRequest,
-        response: errorResponses,
+        response: { ...errorResponses, 429: ErrorBody },
       },
+      onRequest: options.limits.hook("commands"),
     },
     async (request, reply) => {
       const body = commandBody(request.body);

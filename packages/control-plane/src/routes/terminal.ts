@@ -3,11 +3,12 @@ import { isPaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { RawData, WebSocket } from "ws";
+import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import { assertCommand } from "../sandbox-strings.js";
-import { errorResponses } from "../schemas/errors.js";
+import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
 import { acceptWebSocket } from "../websocket-upgrade.js";
 
@@ -35,8 +36,11 @@ close 1011). Closing the socket hangs the terminal up.`;
 export const terminalRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   sandboxes: SandboxOperations;
+  limits: AccountLimits;
 }> = async (app, options) => {
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  // Every call here runs code in the sandbox: counted as a command.
+  app.addHook("onRequest", options.limits.hook("commands"));
 
   app.get(
     "/sandboxes/:id/terminal",
@@ -47,7 +51,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
         description: protocol,
         params: SandboxParams,
         querystring: TerminalQuery,
-        response: errorResponses,
+        response: { ...errorResponses, 429: ErrorBody },
       },
     },
     async (request, reply) => {
