@@ -3,7 +3,12 @@ import { defaultConfig } from "@paddock/common";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
-import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
+import {
+  installErrorHandling,
+  installJsonBodies,
+  installQueryChecks,
+  installValidation,
+} from "@paddock/runtime-api";
 import { AgentKeys } from "./agent-keys.js";
 import { authorize } from "./auth-hook.js";
 import { Billing, type BillingSettings } from "./billing.js";
@@ -61,6 +66,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   installValidation(app);
   installErrorHandling(app, "detail", { notFound: false });
   installJsonBodies(app);
+  installQueryChecks(app);
   app.removeContentTypeParser("text/plain");
   const identity = new Identity(options.db, options.broadcasts);
   const secrets = new SecretStore(options.db, options.secretKey);

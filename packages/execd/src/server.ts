@@ -154,11 +154,19 @@ function match(
     const found = candidate.pattern.exec(path);
     if (!found) continue;
     pathMatched = true;
-    if (candidate.method === method)
-      return { route: candidate, params: found.slice(1).map(decodeURIComponent) };
+    if (candidate.method === method) return { route: candidate, params: found.slice(1).map(decodeParam) };
   }
   if (pathMatched) throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
   return undefined;
+}
+
+/** A path parameter (an id) as text; an escape that is not UTF-8 is the caller's mistake. */
+function decodeParam(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw badRequest(`${text} is not a valid path segment (its percent escapes are not UTF-8)`);
+  }
 }
 
 /**
