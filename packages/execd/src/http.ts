@@ -156,6 +156,15 @@ export function searchParams(url: URL): URLSearchParams {
   return url.searchParams;
 }
 
+/** A path segment (an id) as text; an escape that is not UTF-8 is the caller's mistake, not a 500. */
+export function decodePathSegment(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw badRequest(`${text} is not a valid path segment (its percent escapes are not UTF-8)`);
+  }
+}
+
 /** Query parameter values (repeatable ones as arrays). */
 export function queryAll(url: URL, name: string): string[] {
   return searchParams(url).getAll(name);

@@ -7,7 +7,16 @@ import { Commands } from "./commands.js";
 import { Envd } from "./envd/index.js";
 import type { Environment } from "./environment.js";
 import * as files from "./files.js";
-import { badRequest, ExecdError, echoRequestId, notFound, readObject, sendError, sendJson } from "./http.js";
+import {
+  badRequest,
+  decodePathSegment,
+  ExecdError,
+  echoRequestId,
+  notFound,
+  readObject,
+  sendError,
+  sendJson,
+} from "./http.js";
 import { handleIsolated } from "./isolated-routes.js";
 import { IsolatedSessions } from "./isolated-sessions.js";
 import { Metrics } from "./metrics.js";
@@ -154,19 +163,11 @@ function match(
     const found = candidate.pattern.exec(path);
     if (!found) continue;
     pathMatched = true;
-    if (candidate.method === method) return { route: candidate, params: found.slice(1).map(decodeParam) };
+    if (candidate.method === method)
+      return { route: candidate, params: found.slice(1).map(decodePathSegment) };
   }
   if (pathMatched) throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
   return undefined;
-}
-
-/** A path parameter (an id) as text; an escape that is not UTF-8 is the caller's mistake. */
-function decodeParam(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    throw badRequest(`${text} is not a valid path segment (its percent escapes are not UTF-8)`);
-  }
 }
 
 /**
