@@ -72,3 +72,36 @@ for (const [runtime, secureRuntime, prefix] of [
     });
   });
 }
+
+describe("a command killed for memory in a runc sandbox that lives on", () => {
+  let t: TestServer;
+  let token: string;
+  beforeAll(async () => {
+    t = await startTestServer({
+      config: { templates: { dir: smallTemplates() }, secure_runtime: { type: "" } },
+    });
+    token = await t.account("oom-process@example.com");
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
+
+  test("answers its exit code 137 with oomKilled; a SIGKILL for another reason has no such flag", async () => {
+    const created = await callApi(t, token, "POST", "/sandboxes", { template: "small" });
+    const id = created.body.id as string;
+    const answers = [];
+    for (const command of [...bombs, "kill -9 $$"]) {
+      const run = await callApi(t, token, "POST", `/sandboxes/${id}/run`, { command });
+      answers.push([command, run.status, run.body.exitCode, run.body.oomKilled ?? false]);
+    }
+    const record = await callApi(t, token, "GET", `/sandboxes/${id}`);
+    expect({ answers, state: record.body.state }).toEqual({
+      answers: [
+        [bombs[0], 200, 137, true],
+        [bombs[1], 200, 137, true],
+        ["kill -9 $$", 200, 137, false],
+      ],
+      state: "Running",
+    });
+  });
+});
