@@ -165,7 +165,8 @@ export class DockerRuntime implements Runtime {
    */
   private reportExit(sandboxId: string, listener: (sandboxId: string, exit: WorkloadExit) => void): void {
     void this.inspectWorkload(sandboxId).then((status) => {
-      if (status.state !== "exited") return;
+      // Running again or paused (a restart, a race with a resume): no exit to report.
+      if (status.state === "running" || status.state === "paused") return;
       listener(sandboxId, {
         ...(status.exitCode !== undefined ? { exitCode: status.exitCode } : {}),
         oomKilled: status.oomKilled ?? false,
