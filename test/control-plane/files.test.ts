@@ -1,5 +1,6 @@
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { PaddockError, Sandbox } from "../../packages/sdk/src/index.js";
 
 describe("control plane files and code", () => {
   let t: TestServer;
@@ -92,6 +93,46 @@ describe("control plane files and code", () => {
       detail: "/work/x is a directory; pass recursive=true to remove it and everything in it",
     });
     expect((await call("DELETE", `/sandboxes/${id}/files?path=/work/x&recursive=true`)).status).toBe(204);
+  });
+
+  test("through the SDK: a relative path is invalid_path, a lone surrogate invalid_unicode, on every call", async () => {
+    const sandbox = await Sandbox.connect(id, { baseUrl: t.url, apiKey: token });
+    const outcome = async (call: () => Promise<unknown>) => {
+      try {
+        await call();
+        return "done";
+      } catch (error) {
+        return error instanceof PaddockError ? `${error.status} ${error.code}` : String(error);
+      }
+    };
+    const lone = "/tmp/\ud800";
+    const calls: Array<[string, () => Promise<unknown>, string]> = [
+      ["read relative", () => sandbox.files.read("relative.txt"), "400 invalid_path"],
+      ["write relative", () => sandbox.files.write("relative.txt", "x"), "400 invalid_path"],
+      ["list relative", () => sandbox.files.list("work"), "400 invalid_path"],
+      ["move to relative", () => sandbox.files.move("/work/a.txt", "a.txt"), "400 invalid_path"],
+      ["remove relative", () => sandbox.files.remove("relative.txt"), "400 invalid_path"],
+      ["read", () => sandbox.files.read(lone), "400 invalid_unicode"],
+      ["read bytes", () => sandbox.files.read(lone, { format: "bytes" }), "400 invalid_unicode"],
+      ["write", () => sandbox.files.write(lone, "x"), "400 invalid_unicode"],
+      ["list", () => sandbox.files.list(lone), "400 invalid_unicode"],
+      ["search", () => sandbox.files.search(lone, "*"), "400 invalid_unicode"],
+      ["move", () => sandbox.files.move(lone, "/work/b"), "400 invalid_unicode"],
+      ["remove", () => sandbox.files.remove(lone), "400 invalid_unicode"],
+      ["makeDir", () => sandbox.files.makeDir(lone), "400 invalid_unicode"],
+      ["run", () => sandbox.commands.run("echo \ud800"), "400 invalid_unicode"],
+      ["run env", () => sandbox.commands.run("true", { envs: { A: "\udc00" } }), "400 invalid_unicode"],
+      [
+        "connect",
+        () => Sandbox.connect("sbx-\ud800", { baseUrl: t.url, apiKey: token }),
+        "400 invalid_request",
+      ],
+    ];
+    const answers = [];
+    for (const [name, call] of calls) answers.push([name, await outcome(call)]);
+    expect(answers).toEqual(calls.map(([name, , expected]) => [name, expected]));
+    // Nothing was written under the replacement character U+FFFD either.
+    expect((await sandbox.files.list("/tmp")).map((entry) => entry.path)).not.toContain("/tmp/\ufffd");
   });
 
   test("code without a context keeps its state per language; a created context starts clean", async () => {

@@ -306,6 +306,102 @@ describe("control plane robustness", () => {
     );
   });
 
+  test("a relative path, or text that is not Unicode, is a 400 on every route that takes one", async () => {
+    const base = `/sandboxes/${sandboxId}`;
+    const json = { "content-type": "application/json" };
+    const octets = { "content-type": "application/octet-stream" };
+    /** A JSON body with `"P"` standing for a path, as text or bytes, and its replacement. */
+    const body = (template: string, value: string | Buffer) => {
+      const [head = "", tail = ""] = template.split('"P"');
+      return Buffer.concat([Buffer.from(head), Buffer.from(value), Buffer.from(tail)]);
+    };
+    const jsonRoutes: Array<[string, string]> = [
+      [`${base}/files/read`, '{"path":"P"}'],
+      [`${base}/files/write`, '{"path":"P","content":"x"}'],
+      [`${base}/files/move`, '{"from":"P","to":"/tmp/moved"}'],
+      [`${base}/files/move`, '{"from":"/tmp/absent","to":"P"}'],
+      [`${base}/files/search`, '{"path":"P"}'],
+      [`${base}/directories`, '{"path":"P"}'],
+    ];
+    const queryRoutes: Array<[string, string, Record<string, string>]> = [
+      ["POST", `${base}/files/write?path=P`, octets],
+      ["POST", `${base}/files/upload?path=P`, octets],
+      ["GET", `${base}/files/download?path=P`, {}],
+      ["GET", `${base}/files/list?path=P`, {}],
+      ["DELETE", `${base}/files?path=P`, {}],
+      ["DELETE", `${base}/files?path=P&recursive=true`, {}],
+    ];
+    // [method, path, body, headers, expected code]: each hand-written, as a client would send it.
+    const cases: Array<[string, string, Buffer | undefined, Record<string, string>, string]> = [
+      ...jsonRoutes.flatMap(([path, template]): typeof cases => [
+        ["POST", path, body(template, '"relative.txt"'), json, "invalid_path"],
+        ["POST", path, body(template, '"\\ud800"'), json, "invalid_unicode"],
+        ["POST", path, body(template, '"/tmp/\\udc00x"'), json, "invalid_unicode"],
+        ["POST", path, body(template, Buffer.from([0x22, 0x2f, 0xff, 0x22])), json, "invalid_unicode"],
+      ]),
+      ...queryRoutes.flatMap(([method, path, headers]): typeof cases => [
+        [
+          method,
+          path.replace("P", "relative.txt"),
+          method === "POST" ? Buffer.from("x") : undefined,
+          headers,
+          "invalid_path",
+        ],
+        [
+          method,
+          path.replace("P", "%FF"),
+          method === "POST" ? Buffer.from("x") : undefined,
+          headers,
+          "invalid_unicode",
+        ],
+        [
+          method,
+          path.replace("P", "%2Ftmp%2F%ED%A0%80"),
+          method === "POST" ? Buffer.from("x") : undefined,
+          headers,
+          "invalid_unicode",
+        ],
+      ]),
+      ["POST", `${base}/run`, Buffer.from('{"command":"echo \\ud800"}'), json, "invalid_unicode"],
+      ["POST", `${base}/run/stream`, Buffer.from('{"command":"echo \\ud800"}'), json, "invalid_unicode"],
+      [
+        "POST",
+        `${base}/run`,
+        Buffer.from('{"command":"true","env":{"A":"\\udc00"}}'),
+        json,
+        "invalid_unicode",
+      ],
+      ["POST", `${base}/run`, Buffer.from('{"command":"pwd","cwd":"/\\ud800"}'), json, "invalid_unicode"],
+      ["POST", `${base}/code`, Buffer.from('{"code":"print(\'\\ud800\')"}'), json, "invalid_unicode"],
+      [
+        "POST",
+        "/sandboxes",
+        Buffer.from('{"template":"ubuntu","metadata":{"k":"\\ud800"}}'),
+        json,
+        "invalid_unicode",
+      ],
+      ["PATCH", `${base}/metadata`, Buffer.from('{"\\ud800":"v"}'), json, "invalid_unicode"],
+      ["POST", "/memory", Buffer.from('{"content":"\\ud800"}'), json, "invalid_unicode"],
+      ["GET", "/sandboxes?metadata=k%3D%FF", undefined, {}, "invalid_unicode"],
+    ];
+    const answers: string[] = [];
+    for (const [method, path, sent, headers] of cases) {
+      const response = await fetch(`${t.url}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...headers },
+        ...(sent ? { body: sent } : {}),
+      });
+      const text = await response.text();
+      const answer = (text.startsWith("{") ? JSON.parse(text) : { code: text }) as { code: string };
+      answers.push(`${method} ${path} ${sent?.toString("latin1")} ${response.status} ${answer.code}`);
+    }
+    expect(answers).toEqual(
+      cases.map(
+        ([method, path, sent, , code]) => `${method} ${path} ${sent?.toString("latin1")} 400 ${code}`,
+      ),
+    );
+  });
+
   test("U+202E and U+FEFF are ordinary filename characters on every route", async () => {
     const call = async (method: string, path: string, body?: unknown, raw?: string) => {
       const response = await fetch(`${t.url}/sandboxes/${sandboxId}${path}`, {

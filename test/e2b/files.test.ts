@@ -274,4 +274,43 @@ describe("the stock e2b SDK: sandbox.files", () => {
       await top.stop();
     }
   });
+
+  test("text that is not Unicode: the SDK's RPCs are InvalidArgumentError, envd's /files a 400 in its shape", async () => {
+    const lone = "/tmp/\ud800";
+    const outcomes = [];
+    for (const call of [
+      () => sandbox.files.list(lone),
+      () => sandbox.files.getInfo(lone),
+      () => sandbox.files.makeDir(lone),
+      () => sandbox.files.rename("/tmp", lone),
+      () => sandbox.files.remove(lone),
+    ])
+      outcomes.push(await call().then(String, (error: Error) => error.constructor.name));
+    expect(outcomes).toEqual(outcomes.map(() => "InvalidArgumentError"));
+    const detail = await fetch(`${server.env.E2B_API_URL}/sandboxes/${sandbox.sandboxId}`, {
+      headers: { "x-api-key": server.env.E2B_API_KEY },
+    });
+    const { envdAccessToken } = (await detail.json()) as { envdAccessToken: string };
+    const envd = {
+      "E2b-Sandbox-Id": sandbox.sandboxId,
+      "E2b-Sandbox-Port": "49983",
+      "X-Access-Token": envdAccessToken,
+    };
+    const answers = [];
+    for (const [method, query] of [
+      ["GET", "path=%FF"],
+      ["GET", "path=%2Ftmp%2F%ED%A0%80"],
+      ["POST", "path=%FF"],
+    ]) {
+      const response = await fetch(`${server.env.E2B_SANDBOX_URL}/files?${query}`, {
+        method,
+        headers: envd,
+        ...(method === "POST" ? { body: new FormData() } : {}),
+      });
+      answers.push([method, query, response.status, ((await response.json()) as { code: unknown }).code]);
+    }
+    expect(answers).toEqual(answers.map(([method, query]) => [method, query, 400, 400]));
+    // Nothing was made under the replacement character U+FFFD either.
+    expect(await sh("ls /tmp")).not.toContain("\ufffd");
+  });
 });

@@ -165,6 +165,23 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
     ["GET", `/v1/sandboxes/${id}/diagnostics/logs`, undefined, 400, "invalid_request"],
     ["GET", `/v1/sandboxes/${id}/diagnostics/moods?scope=all`, undefined, 400, "invalid_request"],
     ["GET", "/v1/nowhere", undefined, 404, "not_found"],
+    // Text that is not Unicode: a lone surrogate escape in JSON (sent as written), a query escape.
+    [
+      "POST",
+      "/v1/sandboxes",
+      '{"image":{"uri":"paddock/base:bookworm"},"entrypoint":["sleep","\\ud800"]}',
+      400,
+      "invalid_unicode",
+    ],
+    [
+      "POST",
+      "/v1/sandboxes",
+      '{"image":{"uri":"paddock/base:bookworm"},"entrypoint":["sleep","infinity"],"env":{"A":"\\udc00"}}',
+      400,
+      "invalid_unicode",
+    ],
+    ["PATCH", `/v1/sandboxes/${id}/metadata`, '{"k":"\\ud800"}', 400, "invalid_unicode"],
+    ["GET", "/v1/sandboxes?metadata=k%3D%FF", undefined, 400, "invalid_unicode"],
   ];
 
   test("each malformed request gets its status and code, and changes nothing", async () => {
@@ -185,6 +202,23 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
     expect(mismatches).toEqual([]);
     const { items } = (await (await t.api("/v1/sandboxes")).json()) as { items: Array<{ id: string }> };
     expect(items.map((item) => item.id)).toEqual([id]);
+  });
+
+  test("a merge patch or a body whose bytes are not UTF-8 is refused as not Unicode", async () => {
+    const answers = [];
+    for (const [type, body] of [
+      ["application/merge-patch+json", Buffer.from('{"k":"\\ud800"}')],
+      ["application/merge-patch+json", Buffer.from([...Buffer.from('{"k":"'), 0xff, ...Buffer.from('"}')])],
+      ["application/json", Buffer.from([...Buffer.from('{"k":"'), 0xc3, ...Buffer.from('"}')])],
+    ] as const) {
+      const response = await t.api(`/v1/sandboxes/${id}/metadata`, {
+        method: "PATCH",
+        body,
+        headers: { "content-type": type },
+      });
+      answers.push([response.status, ((await response.json()) as { code: string }).code]);
+    }
+    expect(answers).toEqual(answers.map(() => [400, "invalid_unicode"]));
   });
 
   test("a create at the entrypoint and env limits starts", async () => {

@@ -49,6 +49,11 @@ export function isPaddockError(error: unknown): error is PaddockError {
 export const Errors = {
   invalidRequest: defineError("invalid_request", 400, "The request is malformed or has invalid fields."),
   invalidJson: defineError("invalid_json", 400, "The request body is not valid JSON."),
+  invalidUnicode: defineError(
+    "invalid_unicode",
+    400,
+    "Text in the request is not Unicode: a JSON string with a lone UTF-16 surrogate (such as \\ud800), a body that is not UTF-8, or a query value whose percent escapes are not UTF-8.",
+  ),
   unsupportedMediaType: defineError(
     "unsupported_media_type",
     415,

@@ -6,3 +6,4 @@ export * from "./ids.js";
 export * from "./logging.js";
 export * from "./quantities.js";
 export * from "./sse.js";
+export * from "./unicode.js";

@@ -9,6 +9,8 @@ export interface CommandOutput {
   exitCode: number;
   /** Present (true) when output beyond `maxBufferedOutput` was dropped. */
   truncated?: true;
+  /** Present (true) when the kernel killed the command for memory and the sandbox lived on (runc). */
+  oomKilled?: true;
 }
 
 /** Collects execd's command events into one answer, reading to the end to learn the exit code. */
@@ -22,6 +24,7 @@ export async function collectCommand(events: AsyncIterable<SseEvent>): Promise<C
       if (room > 0) output[event.type] += text.slice(0, room);
     } else if (event.type === "execution_complete" || event.type === "error") {
       output.exitCode = Number(event.exit_code ?? -1);
+      if ((event.error as { ename?: unknown } | undefined)?.ename === "OutOfMemory") output.oomKilled = true;
     }
   }
   return output;

@@ -21,7 +21,7 @@ export const ControlPlaneErrors = {
   invalidPath: defineError(
     "invalid_path",
     400,
-    "A path contains a NUL character, which no file name can hold (other Unicode characters, U+202E and U+FEFF included, are allowed).",
+    "A path is not absolute or contains a NUL character, which no file name can hold (other Unicode characters, U+202E and U+FEFF included, are allowed).",
   ),
   invalidCommand: defineError(
     "invalid_command",

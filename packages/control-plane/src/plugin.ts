@@ -3,7 +3,12 @@ import { defaultConfig } from "@paddock/common";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
 import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
-import { installErrorHandling, installJsonBodies, installValidation } from "@paddock/runtime-api";
+import {
+  installErrorHandling,
+  installJsonBodies,
+  installQueryChecks,
+  installValidation,
+} from "@paddock/runtime-api";
 import { AccountLimits, type LimitSettings } from "./account-limits.js";
 import { AgentKeys } from "./agent-keys.js";
 import { authorize } from "./auth-hook.js";
@@ -68,6 +73,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   installValidation(app);
   installErrorHandling(app, "detail", { notFound: false });
   installJsonBodies(app);
+  installQueryChecks(app);
   app.removeContentTypeParser("text/plain");
   const settings = options.limits ?? defaultConfig;
   const counters = new RateCounters(options.db, options.secretKey);

@@ -1,25 +1,42 @@
-import { PaddockError } from "@paddock/common";
+import { Errors, isWellFormed, PaddockError } from "@paddock/common";
 import { ControlPlaneErrors } from "./errors.js";
 
 /**
- * Paths and commands reach the sandbox's kernel as C strings, which end at the first NUL: a NUL
- * can only truncate them or make execd refuse them, so it is refused here with a 400. Every other
- * character is passed through as sent: Linux file names may hold any byte but "/" and NUL, so
- * U+202E (right-to-left override) and U+FEFF (byte order mark) name files like any other letter.
+ * A path of a sandbox's file routes: absolute, since nothing fixes what a relative path would be
+ * relative to (execd's own working directory is no one's choice), and without a NUL: paths reach
+ * the sandbox's kernel as C strings, which end at the first NUL, so a NUL could only truncate
+ * them. Every other character is passed through as sent: Linux file names may hold any byte but
+ * "/" and NUL, so U+202E (right-to-left override) and U+FEFF (byte order mark) name files like
+ * any other letter. Text that is not Unicode is refused before this (`invalid_unicode`); checked
+ * here too for callers that do not come through a parsed body or query.
  */
 export function assertSandboxPath(path: string, field = "path"): void {
-  if (path.includes("\0"))
-    throw new PaddockError(ControlPlaneErrors.invalidPath, `${field} contains a NUL character`);
+  assertText(path, field, ControlPlaneErrors.invalidPath);
+  if (!path.startsWith("/"))
+    throw new PaddockError(
+      ControlPlaneErrors.invalidPath,
+      `${field} must be an absolute path (starting with /), not ${JSON.stringify(path)}`,
+    );
+}
+
+/** A working directory: no NUL and Unicode; a relative one is execd's to resolve, as it always was. */
+export function assertWorkingDirectory(cwd: string): void {
+  assertText(cwd, "cwd", ControlPlaneErrors.invalidPath);
 }
 
 export function assertCommand(command: string, env: Record<string, string> = {}): void {
-  if (command.includes("\0"))
-    throw new PaddockError(ControlPlaneErrors.invalidCommand, "command contains a NUL character");
+  assertText(command, "command", ControlPlaneErrors.invalidCommand);
   for (const [name, value] of Object.entries(env)) {
-    if (name.includes("\0") || value.includes("\0"))
-      throw new PaddockError(
-        ControlPlaneErrors.invalidCommand,
-        `env ${JSON.stringify(name)} contains a NUL character`,
-      );
+    assertText(name, `env ${JSON.stringify(name)}`, ControlPlaneErrors.invalidCommand);
+    assertText(value, `env ${JSON.stringify(name)}`, ControlPlaneErrors.invalidCommand);
   }
+}
+
+function assertText(text: string, field: string, nul: typeof ControlPlaneErrors.invalidPath): void {
+  if (text.includes("\0")) throw new PaddockError(nul, `${field} contains a NUL character`);
+  if (!isWellFormed(text))
+    throw new PaddockError(
+      Errors.invalidUnicode,
+      `${field} is not Unicode text (it holds a lone UTF-16 surrogate)`,
+    );
 }

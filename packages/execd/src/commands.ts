@@ -13,6 +13,7 @@ import {
   readObject,
   sendJson,
 } from "./http.js";
+import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
 import { outputWriter, requestedFraming } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
 import { openSse } from "./sse-response.js";
@@ -62,6 +63,8 @@ export class Commands {
     if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
 
     const directory = cwd ?? process.env.HOME ?? "/";
+    // Read before the command starts: a rise by its end tells a kill for memory from other SIGKILLs.
+    const killsBefore = memoryKills();
     // A cwd that is not a directory goes the spawn way, which refuses it before the stream opens.
     const warmFits = uid === undefined && (!cwd || statSync(cwd).isDirectory());
     const child =
@@ -140,6 +143,7 @@ export class Commands {
       clearTimeout(timer);
       command.running = false;
       command.exitCode = code ?? (signal ? 128 + signalNumber(signal) : -1);
+      if (!command.error && killedForMemory(command.exitCode, killsBefore)) command.error = outOfMemory;
       command.finishedAt = new Date().toISOString();
       command.log.finish();
       if (background) {
@@ -157,7 +161,11 @@ export class Commands {
           exit_code: command.exitCode,
           execution_time,
           error: {
-            ename: command.error?.startsWith("timed out") ? "CommandTimeout" : "CommandExecError",
+            ename: command.error?.startsWith("timed out")
+              ? "CommandTimeout"
+              : command.error === outOfMemory
+                ? "OutOfMemory"
+                : "CommandExecError",
             evalue: command.error ?? String(command.exitCode),
             traceback: [],
           },

@@ -23,6 +23,7 @@ import {
   badRequest,
   ExecdError,
   isRecord,
+  parseJson,
   queryAll,
   queryOne,
   readJson,
@@ -41,12 +42,23 @@ const maxReplaceBytes = 64 * 2 ** 20;
  */
 const transferBuffer = 1024 * 1024;
 
+/**
+ * A client's path, checked and normalised: absolute (a relative one would be relative to execd's
+ * own working directory, which no client chose) and without a NUL, checked here rather than left
+ * to Node's refusal (deletes treat a path they cannot stat as gone).
+ */
+export function absolutePath(path: string, field = "path"): string {
+  if (path === "") throw badRequest(`${field} is empty`);
+  if (path.includes("\0")) throw badRequest(`${field} cannot contain a NUL byte`);
+  if (!path.startsWith("/"))
+    throw badRequest(`${field} must be an absolute path (starting with /), not ${JSON.stringify(path)}`);
+  return resolve(path);
+}
+
 function paths(url: URL): string[] {
-  const all = queryAll(url, "path").filter(Boolean);
+  const all = queryAll(url, "path");
   if (all.length === 0) throw badRequest("query parameter path is required");
-  // Checked here, not left to Node's refusal: deletes treat a path they cannot stat as gone.
-  if (all.some((path) => path.includes("\0"))) throw badRequest("paths cannot contain a NUL byte");
-  return all.map((path) => resolve(path));
+  return all.map((path) => absolutePath(path));
 }
 
 /** Applies owner, group and mode from a wire Permission object. */
@@ -81,7 +93,7 @@ function permissionMap(body: unknown): Array<[string, Record<string, unknown>]> 
   if (!isRecord(body)) throw badRequest("the body must map paths to {owner, group, mode}");
   return Object.entries(body).map(([path, permission]) => {
     if (!isRecord(permission)) throw badRequest(`${path}: expected {owner, group, mode}`);
-    return [resolve(path), permission];
+    return [absolutePath(path), permission];
   });
 }
 
@@ -122,13 +134,16 @@ export async function move(req: IncomingMessage, res: ServerResponse): Promise<v
       throw badRequest("each item needs string src and dest");
     }
   }
-  for (const item of body as Array<{ src: string; dest: string }>)
-    await rename(resolve(item.src), resolve(item.dest));
+  const moves = (body as Array<{ src: string; dest: string }>).map((item) => ({
+    src: absolutePath(item.src, "src"),
+    dest: absolutePath(item.dest, "dest"),
+  }));
+  for (const item of moves) await rename(item.src, item.dest);
   sendJson(res, 200, {});
 }
 
 export async function search(url: URL, res: ServerResponse): Promise<void> {
-  const root = resolve(queryOne(url, "path", true) as string);
+  const root = absolutePath(queryOne(url, "path", true) as string);
   const pattern = queryOne(url, "pattern") || "**";
   let matcher: RegExp;
   try {
@@ -159,7 +174,7 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
     if (!isRecord(item) || typeof item.old !== "string" || typeof item.new !== "string" || item.old === "") {
       throw badRequest(`${path}: expected {old, new} with a non-empty old`);
     }
-    return { path: resolve(path), old: item.old, new: item.new };
+    return { path: absolutePath(path), old: item.old, new: item.new };
   });
   const counts: Record<string, { replacedCount: number }> = {};
   for (const job of jobs) {
@@ -195,16 +210,11 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
             chunks.push(chunk);
           },
           end: async () => {
-            let metadata: unknown;
-            try {
-              metadata = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-            } catch {
-              throw badRequest("upload metadata is not valid JSON");
-            }
+            const metadata = parseJson(Buffer.concat(chunks), "upload metadata");
             if (!isRecord(metadata) || typeof metadata.path !== "string" || !metadata.path) {
               throw badRequest("upload metadata needs a path");
             }
-            pending = { path: resolve(metadata.path), permission: metadata };
+            pending = { path: absolutePath(metadata.path), permission: metadata };
           },
         };
       }
@@ -264,7 +274,7 @@ function attachment(name: string): string {
 }
 
 export async function download(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = resolve(queryOne(url, "path", true) as string);
+  const path = absolutePath(queryOne(url, "path", true) as string);
   const stats = await stat(path);
   if (!stats.isFile()) throw badRequest(`${path} is not a file`);
   const offset = queryOne(url, "offset");
@@ -335,7 +345,7 @@ async function downloadLines(
 }
 
 export async function listDirectory(url: URL, res: ServerResponse): Promise<void> {
-  const root = resolve(queryOne(url, "path", true) as string);
+  const root = absolutePath(queryOne(url, "path", true) as string);
   const depthText = queryOne(url, "depth");
   const depth = depthText === undefined ? 1 : Number(depthText);
   if (!Number.isInteger(depth) || depth < 1) throw badRequest("depth must be an integer ≥ 1");

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { decodeUtf8, illFormedString, isUtf8Query } from "@paddock/common/unicode";
 
 /** An error a handler throws to answer `{code, message}` with a status. */
 export class ExecdError extends Error {
@@ -79,13 +80,31 @@ export async function readJson(req: IncomingMessage, limit = 8 * 2 ** 20): Promi
     if (size > limit) throw new ExecdError(413, "payload_too_large", `request body exceeds ${limit} bytes`);
     chunks.push(chunk as Buffer);
   }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") throw badRequest("a JSON body is required");
+  const body = Buffer.concat(chunks);
+  if (body.toString("latin1").trim() === "") throw badRequest("a JSON body is required");
+  return parseJson(body, "the request body");
+}
+
+/** JSON from a client: UTF-8 bytes, valid JSON, every string of it Unicode text. */
+export function parseJson(bytes: Buffer, what: string): unknown {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw badRequest(`${what} is not UTF-8 (JSON is sent as UTF-8)`);
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
-    throw new ExecdError(400, "invalid_json", "the request body is not valid JSON");
+    throw new ExecdError(400, "invalid_json", `${what} is not valid JSON`);
   }
+  const illFormed = illFormedString(value);
+  if (illFormed !== undefined) throw notUnicode(illFormed);
+  return value;
+}
+
+/** A string that is not Unicode (a lone UTF-16 surrogate) names no file, argument or variable. */
+export function notUnicode(text: string): ExecdError {
+  return badRequest(
+    `${JSON.stringify(text.slice(0, 40))} is not Unicode text (it holds a lone UTF-16 surrogate)`,
+  );
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
@@ -127,13 +146,32 @@ export function optionalStringMap(
   return value as Record<string, string>;
 }
 
+/**
+ * The URL's query parameters, once its escapes are known to be UTF-8: the URL parser would turn
+ * `%FF` into U+FFFD, which names another file.
+ */
+export function searchParams(url: URL): URLSearchParams {
+  if (!isUtf8Query(url.search))
+    throw badRequest("the query string is not UTF-8 (a percent escape such as %FF)");
+  return url.searchParams;
+}
+
+/** A path segment (an id) as text; an escape that is not UTF-8 is the caller's mistake, not a 500. */
+export function decodePathSegment(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw badRequest(`${text} is not a valid path segment (its percent escapes are not UTF-8)`);
+  }
+}
+
 /** Query parameter values (repeatable ones as arrays). */
 export function queryAll(url: URL, name: string): string[] {
-  return url.searchParams.getAll(name);
+  return searchParams(url).getAll(name);
 }
 
 export function queryOne(url: URL, name: string, required = false): string | undefined {
-  const value = url.searchParams.get(name) ?? undefined;
+  const value = searchParams(url).get(name) ?? undefined;
   if (required && (value === undefined || value === ""))
     throw badRequest(`query parameter ${name} is required`);
   return value;

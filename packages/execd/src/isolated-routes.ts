@@ -6,6 +6,7 @@ import { type SseEvent, SseParser } from "@paddock/common/sse";
 import {
   badRequest,
   commandNotFound,
+  decodePathSegment,
   ExecdError,
   notFound,
   optionalInteger,
@@ -71,7 +72,7 @@ export async function handleIsolated(
   }
   const found = /^session\/([^/]+)(?:\/(.*))?$/.exec(path);
   if (!found) throw notFound(`no route ${method} ${url.pathname}`);
-  const id = decodeURIComponent(found[1] as string);
+  const id = decodePathSegment(found[1] as string);
   const rest = found[2] ?? "";
 
   if (rest === "") {
@@ -91,7 +92,7 @@ export async function handleIsolated(
   if (runRoute) {
     allow(method, "GET", url);
     const session = sessions.get(id, { use: true });
-    const runId = decodeURIComponent(runRoute[1] as string);
+    const runId = decodePathSegment(runRoute[1] as string);
     if (!session.backgroundRuns.has(runId))
       throw commandNotFound(`no background run ${runId} in session ${id}`);
     return runRoute[2] ? runLogs(session, runId, url, res) : runStatus(session, runId, res);

@@ -7,7 +7,16 @@ import { Commands } from "./commands.js";
 import { Envd } from "./envd/index.js";
 import type { Environment } from "./environment.js";
 import * as files from "./files.js";
-import { badRequest, ExecdError, echoRequestId, notFound, readObject, sendError, sendJson } from "./http.js";
+import {
+  badRequest,
+  decodePathSegment,
+  ExecdError,
+  echoRequestId,
+  notFound,
+  readObject,
+  sendError,
+  sendJson,
+} from "./http.js";
 import { handleIsolated } from "./isolated-routes.js";
 import { IsolatedSessions } from "./isolated-sessions.js";
 import { Metrics } from "./metrics.js";
@@ -155,7 +164,7 @@ function match(
     if (!found) continue;
     pathMatched = true;
     if (candidate.method === method)
-      return { route: candidate, params: found.slice(1).map(decodeURIComponent) };
+      return { route: candidate, params: found.slice(1).map(decodePathSegment) };
   }
   if (pathMatched) throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
   return undefined;

@@ -1,4 +1,14 @@
-import { type ErrorShape, Errors, errorBody, isPaddockError, type Logger } from "@paddock/common";
+import {
+  decodeUtf8,
+  type ErrorShape,
+  Errors,
+  errorBody,
+  illFormedString,
+  isPaddockError,
+  isUtf8Query,
+  type Logger,
+  PaddockError,
+} from "@paddock/common";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -84,14 +94,51 @@ export function frameworkErrorHandler(shapeFor: (path: string) => ErrorShape) {
 /**
  * JSON bodies for a Fastify scope: an empty body sent as `application/json` (as many clients
  * send on bodyless POSTs and DELETEs) is no body; anything else must parse. Fastify's own parser
- * does the parsing, with its guards against prototype poisoning.
+ * does the parsing, with its guards against prototype poisoning. A body must be Unicode text
+ * (`jsonText`), which Fastify's reading of it as a string would hide.
  */
 export function installJsonBodies(app: FastifyInstance): void {
   const parse = app.getDefaultJsonParser("error", "error");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    if ((body as string).trim() === "") return done(null, undefined);
-    parse(request, body as string, done);
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (request, body, done) => {
+    const text = jsonText(body as Buffer);
+    if (typeof text !== "string") return done(text, undefined);
+    if (text.trim() === "") return done(null, undefined);
+    parse(request, text, (error, value) => {
+      const illFormed = error ? undefined : illFormedString(value);
+      done(illFormed === undefined ? error : notUnicode(illFormed), value);
+    });
+  });
+}
+
+/** A body's text, or the error when its bytes are not UTF-8. */
+export function jsonText(bytes: Buffer): string | PaddockError {
+  return (
+    decodeUtf8(bytes) ??
+    new PaddockError(Errors.invalidUnicode, "the request body is not UTF-8 (JSON is sent as UTF-8)")
+  );
+}
+
+/** The refusal of a JSON string that is not Unicode (a lone surrogate escape). */
+export function notUnicode(text: string): PaddockError {
+  return new PaddockError(
+    Errors.invalidUnicode,
+    `the body holds a string that is not Unicode (a lone UTF-16 surrogate, as in ${JSON.stringify(text.slice(0, 40))}); send text, or binary content as base64`,
+  );
+}
+
+/**
+ * Refuses, before any handler, a query whose percent escapes are not UTF-8 (`?path=%FF`): Fastify
+ * would hand the route the escape itself as text. Only routes that read their query (they declare
+ * a `querystring` schema) are checked: a proxy passes a sandbox's queries on as they came.
+ */
+export function installQueryChecks(app: FastifyInstance): void {
+  app.addHook("onRequest", async (request) => {
+    if (request.routeOptions.schema?.querystring && !isUtf8Query(request.raw.url ?? ""))
+      throw new PaddockError(
+        Errors.invalidUnicode,
+        "the query string is not UTF-8: a percent escape stands for bytes that are not UTF-8 (such as %FF)",
+      );
   });
 }
 

@@ -5,6 +5,7 @@ export {
   frameworkErrorHandler,
   installErrorHandling,
   installJsonBodies,
+  installQueryChecks,
   installValidation,
 } from "./http-errors.js";
 export { type RuntimeApiOptions, runtimeApi } from "./plugin.js";

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { illFormedString } from "@paddock/common";
 import type { SandboxOperations, SnapshotOperations } from "@paddock/runtime";
 import { requireApiKey } from "./auth.js";
-import { installErrorHandling } from "./http-errors.js";
+import { installErrorHandling, installQueryChecks, jsonText, notUnicode } from "./http-errors.js";
 import { endpointProxy, runtimeProxyRoute } from "./proxy.js";
 import { echoRequestId } from "./request-id.js";
 import { diagnosticContentRoutes, diagnosticRoutes } from "./routes/diagnostics.js";
@@ -24,12 +25,17 @@ export interface RuntimeApiOptions {
 /** The /v1 lifecycle and diagnostics API (register with `prefix: "/v1"`). */
 export const runtimeApi: FastifyPluginAsyncTypebox<RuntimeApiOptions> = async (app, options) => {
   installErrorHandling(app, "message");
+  installQueryChecks(app);
   app.addHook("onRequest", async (request, reply) => echoRequestId(request, reply));
   // JSON only: a text body is refused with 415 rather than validated as a string.
   app.removeContentTypeParser("text/plain");
-  app.addContentTypeParser("application/merge-patch+json", { parseAs: "string" }, (_request, body, done) => {
+  app.addContentTypeParser("application/merge-patch+json", { parseAs: "buffer" }, (_request, body, done) => {
+    const text = jsonText(body as Buffer);
+    if (typeof text !== "string") return done(text, undefined);
     try {
-      done(null, JSON.parse(body as string));
+      const value = JSON.parse(text);
+      const illFormed = illFormedString(value);
+      done(illFormed === undefined ? null : notUnicode(illFormed), value);
     } catch {
       const error = Object.assign(new Error("invalid JSON"), {
         statusCode: 400,

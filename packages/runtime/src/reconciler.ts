@@ -73,7 +73,14 @@ export async function reconcile(
       )
         continue;
       // The listing may predate the record (a create or resume finished since): ask again.
-      const engine = (await runtime.inspectWorkload(sandbox.id)).state;
+      const status = await runtime.inspectWorkload(sandbox.id);
+      const engine = status.state;
+      if (engine === "exited" && status.oomKilled) {
+        // The same answer the exit watcher gives, whichever of the two writes first.
+        await deps.service.markExited(sandbox.id, { exitCode: status.exitCode, oomKilled: true });
+        counts.failed++;
+        continue;
+      }
       if (engine !== "running" && engine !== "paused") {
         const reason = engine === "exited" ? "container_exited" : "container_vanished";
         const failed = await sandboxes.setState(sandbox.id, state, "Failed", {

@@ -512,8 +512,10 @@ export class SandboxService implements SandboxOperations {
   }
 
   async exitCause(id: string): Promise<PaddockError | undefined> {
-    // The engine may take a moment to see the container end after its connections dropped.
-    for (let attempt = 0; attempt < 10; attempt++) {
+    // The engine may take seconds to see the container end after its connections dropped: a
+    // gVisor sandbox killed for memory stays "running" to Docker while runsc cleans up.
+    const deadline = Date.now() + exitSettleMs;
+    while (Date.now() < deadline) {
       const status = await this.deps.runtime.inspectWorkload(id);
       if (status.state === "exited" || status.state === "missing") {
         await this.markExited(id, {
@@ -522,6 +524,7 @@ export class SandboxService implements SandboxOperations {
         });
         break;
       }
+      if (status.state === "paused") break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const sandbox = await this.deps.sandboxes.find(id);
@@ -544,6 +547,9 @@ export class SandboxService implements SandboxOperations {
     }
   }
 }
+
+/** How long `exitCause` waits for the engine to see a sandbox whose execd went silent end. */
+const exitSettleMs = 10_000;
 
 /** The error that tells a caller why a Failed sandbox cannot serve them; undefined otherwise. */
 function failureOf(sandbox: Sandbox): PaddockError | undefined {

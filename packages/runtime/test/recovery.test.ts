@@ -7,7 +7,7 @@ import { createLogger, deriveSecret, loadConfig, newId, newSecret } from "@paddo
 import { createTestDatabase } from "@paddock/db";
 import { afterAll, describe, expect, test } from "vitest";
 import { openRuntimeStack, type RuntimeStack } from "../src/stack.js";
-import { openTestStack, testDocker } from "../src/testing/index.js";
+import { bashIn, openTestStack, testDocker } from "../src/testing/index.js";
 
 const fixture = join(import.meta.dirname, "fixtures/create-storm.ts");
 
@@ -216,6 +216,44 @@ describe("the reconciler", () => {
           .getContainer(id)
           .remove({ force: true })
           .catch(() => undefined);
+      await first.dispose().catch(() => undefined);
+    }
+  });
+
+  test("a sandbox killed for memory while no server watched is Failed for memory, as if one had", async () => {
+    const first = await openTestStack({ secure: "runc" });
+    const sandbox = await first.stack.sandboxes.create({
+      image: { uri: "paddock/base:bookworm" },
+      entrypoint: ["sleep", "infinity"],
+      resourceLimits: { memory: "256Mi" },
+    });
+    await first.stack.close();
+    // Offered up first, PID 1 is what the kernel kills for memory: the whole container ends.
+    await bashIn(sandbox.id, "echo 1000 > /proc/1/oom_score_adj; head -c 1G /dev/zero | tail").catch(
+      () => undefined,
+    );
+    await expect
+      .poll(async () => (await testDocker.getContainer(sandbox.id).inspect()).State.Running, {
+        timeout: 30_000,
+      })
+      .toBe(false);
+
+    let second: RuntimeStack | undefined;
+    try {
+      second = await openRuntimeStack(first.config, createLogger({ level: "error" }));
+      const record = await second.sandboxes.get(sandbox.id);
+      const failure = await second.sandboxes.exitCause(sandbox.id);
+      expect([record.status.state, record.status.reason, failure?.code]).toEqual([
+        "Failed",
+        "oom_killed",
+        "sandbox_oom_killed",
+      ]);
+    } finally {
+      await second?.close();
+      await testDocker
+        .getContainer(sandbox.id)
+        .remove({ force: true })
+        .catch(() => undefined);
       await first.dispose().catch(() => undefined);
     }
   });

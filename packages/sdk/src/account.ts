@@ -4,6 +4,7 @@ import { Payments } from "./payments.js";
 import { Secrets } from "./secrets.js";
 import { type ConnectionOptions, Transport } from "./transport.js";
 import type { Account, ApiKey, ApiKeyWithSecret, Session } from "./types.js";
+import { encodePart } from "./url.js";
 import { Usage } from "./usage.js";
 
 /** Sign-up, log-in, API keys, secrets, memory and usage. */
@@ -63,9 +64,8 @@ export class Paddock {
     ) => this.transport.json<ApiKeyWithSecret>("POST", "/keys", options),
     list: async () => (await this.transport.json<{ items: ApiKey[] }>("GET", "/keys")).items,
     delete: async (id: string) => {
-      await this.transport.fetch("DELETE", `/keys/${encodeURIComponent(id)}`);
+      await this.transport.fetch("DELETE", `/keys/${encodePart(id)}`);
     },
-    rotate: (id: string) =>
-      this.transport.json<ApiKeyWithSecret>("POST", `/keys/${encodeURIComponent(id)}/rotate`),
+    rotate: (id: string) => this.transport.json<ApiKeyWithSecret>("POST", `/keys/${encodePart(id)}/rotate`),
   };
 }

@@ -52,7 +52,7 @@ export class Commands {
       );
     }
     if (!options.background && result.exitCode !== 0)
-      throw new CommandExitError(result.exitCode, result.stdout, result.stderr);
+      throw new CommandExitError(result.exitCode, result.stdout, result.stderr, result.oomKilled === true);
     return result;
   }
 

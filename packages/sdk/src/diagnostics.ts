@@ -1,5 +1,6 @@
 import type { RequestOptions, Transport } from "./transport.js";
 import type { DiagnosticText } from "./types.js";
+import { queryOf } from "./url.js";
 
 export interface DiagnosticsOptions extends RequestOptions {
   /**
@@ -27,7 +28,7 @@ export class Diagnostics {
   }
 
   private read(kind: "logs" | "events", { scope, ...request }: DiagnosticsOptions): Promise<DiagnosticText> {
-    const query = scope ? `?scope=${encodeURIComponent(scope)}` : "";
+    const query = queryOf({ scope: scope || undefined });
     return this.transport.json(
       "GET",
       `/sandboxes/${this.sandboxId}/diagnostics/${kind}${query}`,

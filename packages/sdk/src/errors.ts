@@ -40,16 +40,17 @@ export class TimeoutError extends PaddockError {
   override name = "TimeoutError";
 }
 
-/** A command that ran and exited non-zero. */
+/** A command that ran and exited non-zero (`oomKilled`: the kernel killed it for memory). */
 export class CommandExitError extends PaddockError {
   override name = "CommandExitError";
   constructor(
     readonly exitCode: number,
     readonly stdout: string,
     readonly stderr: string,
+    readonly oomKilled = false,
   ) {
     super(
-      `command exited with code ${exitCode}${stderr ? `: ${stderr.trim().slice(-500)}` : ""}`,
+      `command ${oomKilled ? "was killed for memory, " : ""}exited with code ${exitCode}${stderr ? `: ${stderr.trim().slice(-500)}` : ""}`,
       "command_exit",
       200,
     );

@@ -1,6 +1,7 @@
 import { PaddockError } from "./errors.js";
 import type { RequestOptions, Transport } from "./transport.js";
 import type { FileInfo } from "./types.js";
+import { encodePart, queryOf } from "./url.js";
 
 /** What `files.write` takes; everything but text and bytes is read as it is sent. */
 export type WriteData = string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
@@ -13,7 +14,7 @@ export class Files {
   ) {}
 
   private path(suffix: string): string {
-    return `/sandboxes/${this.sandboxId}${suffix}`;
+    return `/sandboxes/${encodePart(this.sandboxId)}${suffix}`;
   }
 
   /**
@@ -33,7 +34,7 @@ export class Files {
   ): Promise<string | Uint8Array | ReadableStream<Uint8Array>> {
     const response = await this.transport.fetch(
       "GET",
-      this.path(`/files/download?path=${encodeURIComponent(path)}`),
+      this.path(`/files/download${queryOf({ path })}`),
       undefined,
       options,
     );
@@ -55,11 +56,8 @@ export class Files {
     options: { mode?: number } & RequestOptions = {},
   ): Promise<{ path: string; size: number }> {
     const body = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    const query = new URLSearchParams({
-      path,
-      ...(options.mode !== undefined ? { mode: String(options.mode) } : {}),
-    });
-    const response = await this.transport.fetch("POST", this.path(`/files/upload?${query}`), body, {
+    const query = queryOf({ path, mode: options.mode });
+    const response = await this.transport.fetch("POST", this.path(`/files/upload${query}`), body, {
       ...options,
       raw: true,
       headers: { "content-type": "application/octet-stream" },
@@ -68,11 +66,11 @@ export class Files {
   }
 
   async list(path: string, options: { depth?: number } & RequestOptions = {}): Promise<FileInfo[]> {
-    const query = new URLSearchParams({ path, depth: String(options.depth ?? 1) });
+    const query = queryOf({ path, depth: options.depth ?? 1 });
     return (
       await this.transport.json<{ items: FileInfo[] }>(
         "GET",
-        this.path(`/files/list?${query}`),
+        this.path(`/files/list${query}`),
         undefined,
         options,
       )
@@ -96,8 +94,8 @@ export class Files {
 
   /** Removes a file, or a directory with everything in it when `recursive`. */
   async remove(path: string, options: { recursive?: boolean } & RequestOptions = {}): Promise<void> {
-    const query = new URLSearchParams({ path, recursive: String(options.recursive ?? false) });
-    await this.transport.fetch("DELETE", this.path(`/files?${query}`), undefined, options);
+    const query = queryOf({ path, recursive: options.recursive ?? false });
+    await this.transport.fetch("DELETE", this.path(`/files${query}`), undefined, options);
   }
 
   async makeDir(path: string, options: { mode?: number } & RequestOptions = {}): Promise<void> {

@@ -1,5 +1,6 @@
 import type { RequestOptions, Transport } from "./transport.js";
 import type { MemoryEntry, MemoryList, MemorySearchHit } from "./types.js";
+import { encodePart, queryOf } from "./url.js";
 
 export interface AddMemoryOptions extends RequestOptions {
   metadata?: Record<string, unknown>;
@@ -39,14 +40,6 @@ export class Memory {
   }
 
   async delete(id: string, options: RequestOptions = {}): Promise<void> {
-    await this.transport.fetch("DELETE", `/memory/${encodeURIComponent(id)}`, undefined, options);
+    await this.transport.fetch("DELETE", `/memory/${encodePart(id)}`, undefined, options);
   }
-}
-
-function queryOf(parameters: Record<string, string | number | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(parameters)) {
-    if (value !== undefined) query.set(name, String(value));
-  }
-  return query.size ? `?${query}` : "";
 }

@@ -1,5 +1,6 @@
 import type { Transport } from "./transport.js";
 import type { EnforcedNetworkPolicy, NetworkRule } from "./types.js";
+import { encodePart, queryOf } from "./url.js";
 
 /**
  * `sandbox.networkPolicy`: the sandbox's live outbound policy (sandboxes created with a
@@ -23,11 +24,10 @@ export class NetworkPolicy {
 
   /** Removes the rules for these targets (unknown targets are ignored). */
   remove(targets: string[]): Promise<EnforcedNetworkPolicy> {
-    const query = new URLSearchParams(targets.map((target): [string, string] => ["target", target]));
-    return this.transport.json("DELETE", `${this.path}?${query}`);
+    return this.transport.json("DELETE", `${this.path}${queryOf({ target: targets })}`);
   }
 
   private get path(): string {
-    return `/sandboxes/${encodeURIComponent(this.sandboxId)}/network-policy`;
+    return `/sandboxes/${encodePart(this.sandboxId)}/network-policy`;
   }
 }

@@ -14,6 +14,7 @@ import type {
   PaymentLink,
   PaymentLinkList,
 } from "./types.js";
+import { encodePart, queryOf } from "./url.js";
 
 /** Environment variable an agent's payments client reads its key from. */
 export const agentKeyVariable = "PADDOCK_PAYMENTS_AGENT_KEY";
@@ -21,14 +22,6 @@ export const agentKeyVariable = "PADDOCK_PAYMENTS_AGENT_KEY";
 interface PageOptions extends RequestOptions {
   limit?: number;
   startingAfter?: string;
-}
-
-function queryOf(parameters: Record<string, string | number | boolean | undefined>): string {
-  const query = new URLSearchParams();
-  for (const [name, value] of Object.entries(parameters)) {
-    if (value !== undefined) query.set(name, String(value));
-  }
-  return query.size ? `?${query}` : "";
 }
 
 /**
@@ -64,12 +57,7 @@ export class PaymentOperations {
       return this.transport.json("GET", `/payments/invoices${query}`, undefined, request);
     },
     finalize: (id: string, options: RequestOptions = {}): Promise<Invoice> =>
-      this.transport.json(
-        "POST",
-        `/payments/invoices/${encodeURIComponent(id)}/finalize`,
-        undefined,
-        options,
-      ),
+      this.transport.json("POST", `/payments/invoices/${encodePart(id)}/finalize`, undefined, options),
   };
 
   readonly paymentLinks = {

@@ -13,6 +13,7 @@ import type {
   SandboxMetrics,
   Template,
 } from "./types.js";
+import { encodePart, queryOf } from "./url.js";
 
 export interface CreateOptions extends ConnectionOptions {
   template?: string;
@@ -91,10 +92,7 @@ export class Sandbox {
 
   static async connect(id: string, options: ConnectionOptions = {}): Promise<Sandbox> {
     const transport = new Transport(options);
-    return new Sandbox(
-      transport,
-      await transport.json<SandboxInfo>("GET", `/sandboxes/${encodeURIComponent(id)}`),
-    );
+    return new Sandbox(transport, await transport.json<SandboxInfo>("GET", `/sandboxes/${encodePart(id)}`));
   }
 
   /** One page of the account's sandboxes, filtered by state(s) and the template they came from. */
@@ -106,12 +104,13 @@ export class Sandbox {
       pageSize?: number;
     } = {},
   ): Promise<SandboxList> {
-    const query = new URLSearchParams();
-    for (const state of options.state ?? []) query.append("state", state);
-    if (options.template) query.set("template", options.template);
-    if (options.page) query.set("page", String(options.page));
-    if (options.pageSize) query.set("pageSize", String(options.pageSize));
-    return new Transport(options).json<SandboxList>("GET", `/sandboxes${query.size ? `?${query}` : ""}`);
+    const query = queryOf({
+      state: options.state,
+      template: options.template || undefined,
+      page: options.page || undefined,
+      pageSize: options.pageSize || undefined,
+    });
+    return new Transport(options).json<SandboxList>("GET", `/sandboxes${query}`);
   }
 
   static async templates(options: ConnectionOptions = {}): Promise<Template[]> {
@@ -120,7 +119,7 @@ export class Sandbox {
 
   /** Deletes a sandbox by id; the instance method `kill()` is this same call. */
   static async kill(id: string, options: ConnectionOptions = {}): Promise<void> {
-    await new Transport(options).fetch("DELETE", `/sandboxes/${encodeURIComponent(id)}`);
+    await new Transport(options).fetch("DELETE", `/sandboxes/${encodePart(id)}`);
   }
 
   async kill(): Promise<void> {

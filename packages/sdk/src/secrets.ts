@@ -1,5 +1,6 @@
 import type { RequestOptions, Transport } from "./transport.js";
 import type { SecretInfo } from "./types.js";
+import { encodePart } from "./url.js";
 
 /**
  * `client.secrets`: values the server keeps encrypted and injects into sandboxes by name
@@ -18,6 +19,6 @@ export class Secrets {
   }
 
   async delete(name: string, options: RequestOptions = {}): Promise<void> {
-    await this.transport.fetch("DELETE", `/secrets/${encodeURIComponent(name)}`, undefined, options);
+    await this.transport.fetch("DELETE", `/secrets/${encodePart(name)}`, undefined, options);
   }
 }

@@ -1,5 +1,6 @@
 import type { RequestOptions, Transport } from "./transport.js";
 import type { SandboxUsageList, UsageSummary } from "./types.js";
+import { queryOf } from "./url.js";
 
 /**
  * `client.usage`: sandbox minutes of the current calendar month (UTC). Needs a session or an
@@ -16,10 +17,7 @@ export class Usage {
   /** One page of minutes per sandbox, newest first; deleted sandboxes stay listed. */
   sandboxes(options: RequestOptions & { page?: number; pageSize?: number } = {}): Promise<SandboxUsageList> {
     const { page, pageSize, ...request } = options;
-    const query = new URLSearchParams();
-    if (page !== undefined) query.set("page", String(page));
-    if (pageSize !== undefined) query.set("pageSize", String(pageSize));
-    const path = `/usage/sandboxes${query.size ? `?${query}` : ""}`;
+    const path = `/usage/sandboxes${queryOf({ page, pageSize })}`;
     return this.transport.json("GET", path, undefined, request);
   }
 }

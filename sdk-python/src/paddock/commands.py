@@ -97,7 +97,7 @@ def _command_body(
 
 def _checked(result: CommandResult, background: bool) -> CommandResult:
     if not background and result.exit_code != 0:
-        raise CommandExitError(result.exit_code, result.stdout, result.stderr)
+        raise CommandExitError(result.exit_code, result.stdout, result.stderr, result.oom_killed)
     return result
 
 

@@ -55,14 +55,16 @@ class TimeoutError(PaddockError, builtins.TimeoutError):
 
 
 class CommandExitError(PaddockError):
-    """A command that ran and exited non-zero."""
+    """A command that ran and exited non-zero (``oom_killed``: the kernel killed it for memory)."""
 
-    def __init__(self, exit_code: int, stdout: str, stderr: str) -> None:
+    def __init__(self, exit_code: int, stdout: str, stderr: str, oom_killed: bool = False) -> None:
         tail = f": {stderr.strip()[-500:]}" if stderr else ""
-        super().__init__(f"command exited with code {exit_code}{tail}", "command_exit", 200)
+        killed = "was killed for memory, " if oom_killed else ""
+        super().__init__(f"command {killed}exited with code {exit_code}{tail}", "command_exit", 200)
         self.exit_code = exit_code
         self.stdout = stdout
         self.stderr = stderr
+        self.oom_killed = oom_killed
 
 
 def error_for(status: int, code: str, detail: str) -> PaddockError:

@@ -179,6 +179,8 @@ class CommandResult:
     """-1 for a background command (it is still running)."""
     truncated: bool = False
     """True when a buffered run dropped output past the server's limit (streamed runs have none)."""
+    oom_killed: bool = False
+    """True when the kernel killed the command for memory (exit code 137) and the sandbox lived on."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import { collectCommand } from "../command-output.js";
 import { ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import type { SandboxSecrets } from "../sandbox-secrets.js";
-import { assertCommand, assertSandboxPath } from "../sandbox-strings.js";
+import { assertCommand, assertWorkingDirectory } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 import {
   CreateSandboxRequest,
@@ -183,7 +183,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     background?: boolean;
   }) => {
     assertCommand(body.command, body.env);
-    if (body.cwd !== undefined) assertSandboxPath(body.cwd, "cwd");
+    if (body.cwd !== undefined) assertWorkingDirectory(body.cwd);
     return {
       command: body.command,
       ...(body.cwd ? { cwd: body.cwd } : {}),

@@ -88,6 +88,12 @@ export const RunResult = Type.Object({
         "True when stdout or stderr passed 8 MiB and the rest was dropped; use /run/stream for all of it.",
     }),
   ),
+  oomKilled: Type.Optional(
+    Type.Boolean({
+      description:
+        "True when the kernel killed the command for memory (exit code 137) and the sandbox lived on, as it can under runc; the stream's last event then has `error.ename` OutOfMemory. A sandbox killed whole for memory answers 409 `sandbox_oom_killed` instead.",
+    }),
+  ),
 });
 
 export const Template = Type.Object({

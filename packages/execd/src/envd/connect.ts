@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
 import { ExecdError, isRecord } from "../http.js";
 import type { Route } from "../server.js";
 
@@ -216,14 +217,22 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 function parseMessage(bytes: Buffer): Message {
+  const text = decodeUtf8(bytes);
+  if (text === undefined) throw new ConnectError("invalid_argument", "the request message is not UTF-8");
   let value: unknown;
   try {
-    value = bytes.length === 0 ? {} : JSON.parse(bytes.toString("utf8"));
+    value = bytes.length === 0 ? {} : JSON.parse(text);
   } catch {
     throw new ConnectError("invalid_argument", "the request message is not valid JSON");
   }
   if (!isRecord(value))
     throw new ConnectError("invalid_argument", "the request message must be a JSON object");
+  const illFormed = illFormedString(value);
+  if (illFormed !== undefined)
+    throw new ConnectError(
+      "invalid_argument",
+      `${JSON.stringify(illFormed.slice(0, 40))} is not Unicode text (it holds a lone UTF-16 surrogate)`,
+    );
   return value;
 }
 

@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
 import * as files from "../files.js";
-import { sendJson } from "../http.js";
+import { searchParams, sendJson } from "../http.js";
 import type { Metrics } from "../metrics.js";
 import { type Route, route } from "../server.js";
 import { ConnectError, httpStatusOf, toConnectError } from "./connect.js";
@@ -30,8 +30,9 @@ export function envdHttpRoutes(prefix: string, deps: { metrics: Metrics }): Rout
       answer(
         res,
         (async () => {
-          const user = await envdUser(url.searchParams.get("username") || undefined);
-          sendJson(res, 200, await receiveUpload(req, user, url.searchParams.get("path") || undefined));
+          const query = searchParams(url);
+          const user = await envdUser(query.get("username") || undefined);
+          sendJson(res, 200, await receiveUpload(req, user, query.get("path") || undefined));
         })(),
       ),
     ),
@@ -95,8 +96,9 @@ function gzipAsked(req: IncomingMessage): boolean {
 
 /** envd's `GET /files?path=&username=`: the file's bytes, streamed. */
 async function download(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-  const user = await envdUser(url.searchParams.get("username") || undefined);
-  const path = resolvePath(url.searchParams.get("path") ?? "", user);
+  const query = searchParams(url);
+  const user = await envdUser(query.get("username") || undefined);
+  const path = resolvePath(query.get("path") ?? "", user);
   const stats = await stat(path).catch((error: NodeJS.ErrnoException) => {
     if (error.code === "ENOENT") throw new ConnectError("not_found", `path '${path}' does not exist`);
     throw error;

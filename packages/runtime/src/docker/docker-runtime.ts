@@ -36,6 +36,7 @@ import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { runcIsolationHardening } from "./isolation-seccomp.js";
 import { demuxDockerLogs } from "./logs.js";
+import { MemoryKills } from "./memory-kills.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { NetworkFiles } from "./network-files.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
@@ -120,18 +121,19 @@ export class DockerRuntime implements Runtime {
   }
 
   private eventStream: NodeJS.ReadableStream | undefined;
+  /** Whether each ended container was killed for memory, decided once (decision 0001). */
+  private readonly memoryKills = new MemoryKills();
 
   async close(): Promise<void> {
     (this.eventStream as { destroy?: () => void } | undefined)?.destroy?.();
   }
 
   watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void): void {
-    const oomKilled = new Set<string>();
     void this.docker
       .getEvents({
         filters: {
           type: ["container"],
-          event: ["die", "oom"],
+          event: ["die", "oom", "destroy"],
           label: [
             `${managedLabel}=true`,
             `${instanceLabel}=${this.config.server.instance}`,
@@ -151,8 +153,9 @@ export class DockerRuntime implements Runtime {
             newline = buffer.indexOf("\n");
             const event = parseEvent(line);
             if (!event) continue;
-            if (event.action === "oom") oomKilled.add(event.sandboxId);
-            else this.reportExit(event, oomKilled.delete(event.sandboxId), listener);
+            if (event.action === "oom") this.memoryKills.noteOom(event.containerId, event.atMs);
+            else if (event.action === "destroy") this.memoryKills.forget(event.containerId);
+            else this.reportExit(event.sandboxId, listener);
           }
         });
         stream.on("error", (error) => this.logger.warn({ err: error }, "docker event stream failed"));
@@ -161,20 +164,18 @@ export class DockerRuntime implements Runtime {
   }
 
   /**
-   * Docker's `oom` event usually comes before the `die` one, but not always: without it, the
-   * container's own record (`State.OOMKilled`) says whether memory killed it.
+   * A sandbox's container died: how it ended comes from the same decision `inspectWorkload`
+   * answers with (`MemoryKills`), so this report and a caller's inspect never disagree.
    */
-  private reportExit(
-    event: { sandboxId: string; exitCode?: number },
-    oomSeen: boolean,
-    listener: (sandboxId: string, exit: WorkloadExit) => void,
-  ): void {
-    const exitCode = event.exitCode !== undefined ? { exitCode: event.exitCode } : {};
-    if (oomSeen) listener(event.sandboxId, { ...exitCode, oomKilled: true });
-    else
-      void this.inspectWorkload(event.sandboxId).then((status) =>
-        listener(event.sandboxId, { ...exitCode, oomKilled: status.oomKilled ?? false }),
-      );
+  private reportExit(sandboxId: string, listener: (sandboxId: string, exit: WorkloadExit) => void): void {
+    void this.inspectWorkload(sandboxId).then((status) => {
+      // Running again or paused (a restart, a race with a resume): no exit to report.
+      if (status.state === "running" || status.state === "paused") return;
+      listener(sandboxId, {
+        ...(status.exitCode !== undefined ? { exitCode: status.exitCode } : {}),
+        oomKilled: status.oomKilled ?? false,
+      });
+    });
   }
 
   hasGpu(): boolean {
@@ -404,12 +405,21 @@ export class DockerRuntime implements Runtime {
     if (!inspected) return { state: "missing" };
     const state = inspected.State;
     const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
+    const ended = !state.Running && !state.Paused;
+    const oomKilled =
+      ended &&
+      (await this.memoryKills.killedForMemory({
+        containerId: inspected.Id,
+        exitCode: state.ExitCode,
+        finishedAtMs: Date.parse(state.FinishedAt),
+        engineSaysOom: state.OOMKilled,
+      }));
     return {
       state: state.Paused ? "paused" : state.Running ? "running" : "exited",
       containerId: inspected.Id,
       ...(address ? { address } : {}),
       ...(state.Running ? {} : { exitCode: state.ExitCode }),
-      ...(state.OOMKilled ? { oomKilled: true } : {}),
+      ...(oomKilled ? { oomKilled: true } : {}),
       ...(state.Error ? { error: state.Error } : {}),
     };
   }
@@ -465,14 +475,19 @@ export class DockerRuntime implements Runtime {
   }
 }
 
-function parseEvent(line: string): { sandboxId: string; action: string; exitCode?: number } | undefined {
+function parseEvent(
+  line: string,
+): { sandboxId: string; containerId: string; action: string; atMs: number } | undefined {
   try {
-    const event = JSON.parse(line) as { Action?: string; Actor?: { Attributes?: Record<string, string> } };
-    const attributes = event.Actor?.Attributes ?? {};
-    const sandboxId = attributes[sandboxLabel];
-    if (!sandboxId || !event.Action) return undefined;
-    const exitCode = attributes.exitCode === undefined ? undefined : Number(attributes.exitCode);
-    return { sandboxId, action: event.Action, ...(exitCode !== undefined ? { exitCode } : {}) };
+    const event = JSON.parse(line) as {
+      Action?: string;
+      timeNano?: number;
+      Actor?: { ID?: string; Attributes?: Record<string, string> };
+    };
+    const sandboxId = event.Actor?.Attributes?.[sandboxLabel];
+    const containerId = event.Actor?.ID;
+    if (!sandboxId || !containerId || !event.Action) return undefined;
+    return { sandboxId, containerId, action: event.Action, atMs: (event.timeNano ?? 0) / 1e6 };
   } catch {
     return undefined;
   }
