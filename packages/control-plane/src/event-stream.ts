@@ -5,9 +5,10 @@ import type { FastifyInstance, FastifyReply } from "fastify";
  * One server-sent event stream, open until the client leaves, the server closes or `end()`.
  *
  * Two ways to send, by whether the producer can wait (see decision 0171):
- * - `write` resolves once the client's socket has room again. A producer that awaits it (a
- *   sandbox's output, read from execd only as fast as it is written here) is held back by a
- *   slow or absent reader, so at most one event waits per connection.
+ * - `write` resolves at once while little waits for the client (`maxPacedBytes`), else once it
+ *   has taken it. A producer that awaits it (a sandbox's output, read from execd only as fast
+ *   as it is written here) is held back by a slow or absent reader, so a bounded amount waits
+ *   per connection.
  * - `send` never waits: for producers that cannot be paused (the account's sandbox changes). A
  *   client that falls `maxBufferedBytes` behind is dropped rather than buffered without bound.
  */
@@ -26,6 +27,13 @@ export interface EventStream {
  * (it reconnects and reloads), rather than buffered without bound.
  */
 export const maxBufferedBytes = 1024 * 1024;
+
+/**
+ * How much `write` lets wait for a client before it waits for it to drain: a few events, so
+ * reading the next one from execd overlaps with sending the last (a fast client keeps its speed)
+ * while a slow one holds at most this plus one event.
+ */
+const maxPacedBytes = 256 * 1024;
 
 /**
  * What a route plugin opens its event streams with. The streams still open are ended before the
@@ -69,7 +77,9 @@ export function eventStreams(app: FastifyInstance): (reply: FastifyReply) => Eve
       signal: controller.signal,
       send: (event) => push(encodeSse(event)),
       write: async (event) => {
-        if (writable() && !res.write(encodeSse(event)) && !controller.signal.aborted) await drained();
+        if (!writable()) return;
+        res.write(encodeSse(event));
+        if (res.writableLength > maxPacedBytes && !controller.signal.aborted) await drained();
       },
       comment: (text) => push(`: ${text}\n\n`),
       end: () => {
