@@ -232,8 +232,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       // A background command's stream ends after `init` by design: it goes on in the sandbox.
       let ended = request.body.background === true;
       try {
-        // Each event is written before the next is read from execd: a client that reads slowly
-        // (or not at all) holds the command's output back in its own pipe, in the sandbox.
+        // The next event is read from execd only once the client has room for it: a client that
+        // reads slowly (or not at all) holds the command's output back in its pipe, in the sandbox.
         for (let next = first; !next.done && !stream.signal.aborted; next = await events.next()) {
           await stream.write(next.value);
           ended ||= next.value.type === "execution_complete" || next.value.type === "error";
