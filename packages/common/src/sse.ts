@@ -34,6 +34,11 @@ export class SseParser {
     return events;
   }
 
+  /** Characters received that do not yet make a whole event. */
+  get pendingLength(): number {
+    return this.buffer.length;
+  }
+
   /** Whatever is left when the stream ends (a final block without its blank line). */
   end(): SseEvent[] {
     const rest = this.buffer;

@@ -1,7 +1,38 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { SseEvent } from "@paddock/common";
 
 /** Characters of stdout (and of stderr) a buffered `/run` answer keeps; `/run/stream` has no limit. */
 export const maxBufferedOutput = 8 * 2 ** 20;
+
+/**
+ * How fast output past `maxBufferedOutput` is read (and dropped), in characters a second. A
+ * client waiting for the end of endless output then costs the server little, and the producer
+ * waits in its own pipe rather than running at full speed for nobody.
+ */
+const droppedPerSecond = 16 * 2 ** 20;
+
+/** A buffered answer's stdout and stderr, each kept up to `maxBufferedOutput`. */
+export class BoundedOutput {
+  stdout = "";
+  stderr = "";
+  truncated = false;
+  private dropped = 0;
+  private droppingSince = 0;
+
+  /** Keeps what fits; resolves once dropping the rest is due at `droppedPerSecond`. */
+  async add(stream: "stdout" | "stderr", text: string): Promise<void> {
+    const room = maxBufferedOutput - this[stream].length;
+    if (room > 0) this[stream] += text.slice(0, room);
+    if (text.length <= room) return;
+    if (!this.truncated) {
+      this.truncated = true;
+      this.droppingSince = performance.now();
+    }
+    this.dropped += text.length - Math.max(room, 0);
+    const wait = this.droppingSince + (this.dropped / droppedPerSecond) * 1000 - performance.now();
+    if (wait > 1) await sleep(wait);
+  }
+}
 
 export interface CommandOutput {
   stdout: string;
@@ -15,17 +46,22 @@ export interface CommandOutput {
 
 /** Collects execd's command events into one answer, reading to the end to learn the exit code. */
 export async function collectCommand(events: AsyncIterable<SseEvent>): Promise<CommandOutput> {
-  const output: CommandOutput = { stdout: "", stderr: "", exitCode: -1 };
+  const output = new BoundedOutput();
+  let exitCode = -1;
+  let oomKilled = false;
   for await (const event of events) {
     if (event.type === "stdout" || event.type === "stderr") {
-      const text = String(event.text ?? "");
-      const room = maxBufferedOutput - output[event.type].length;
-      if (text.length > room) output.truncated = true;
-      if (room > 0) output[event.type] += text.slice(0, room);
+      await output.add(event.type, String(event.text ?? ""));
     } else if (event.type === "execution_complete" || event.type === "error") {
-      output.exitCode = Number(event.exit_code ?? -1);
-      if ((event.error as { ename?: unknown } | undefined)?.ename === "OutOfMemory") output.oomKilled = true;
+      exitCode = Number(event.exit_code ?? -1);
+      if ((event.error as { ename?: unknown } | undefined)?.ename === "OutOfMemory") oomKilled = true;
     }
   }
-  return output;
+  return {
+    stdout: output.stdout,
+    stderr: output.stderr,
+    exitCode,
+    ...(output.truncated ? { truncated: true as const } : {}),
+    ...(oomKilled ? { oomKilled: true as const } : {}),
+  };
 }

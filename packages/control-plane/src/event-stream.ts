@@ -1,9 +1,20 @@
 import { Errors, encodeSse, isPaddockError, PaddockError, type SseEvent } from "@paddock/common";
 import type { FastifyInstance, FastifyReply } from "fastify";
 
-/** One server-sent event stream, open until the client leaves, the server closes or `end()`. */
+/**
+ * One server-sent event stream, open until the client leaves, the server closes or `end()`.
+ *
+ * Two ways to send, by whether the producer can wait (see decision 0171):
+ * - `write` resolves at once while little waits for the client (`maxPacedBytes`), else once it
+ *   has taken it. A producer that awaits it (a sandbox's output, read from execd only as fast
+ *   as it is written here) is held back by a slow or absent reader, so a bounded amount waits
+ *   per connection.
+ * - `send` never waits: for producers that cannot be paused (the account's sandbox changes). A
+ *   client that falls `maxBufferedBytes` behind is dropped rather than buffered without bound.
+ */
 export interface EventStream {
   send(event: SseEvent): void;
+  write(event: SseEvent): Promise<void>;
   /** An SSE comment line (`: text`), which clients ignore: keeps idle connections alive. */
   comment(text: string): void;
   end(): void;
@@ -12,10 +23,17 @@ export interface EventStream {
 }
 
 /**
- * A client reading slower than events come is dropped once this much waits for it (it reconnects
- * and reloads), rather than buffered without bound.
+ * A client reading slower than unpausable events come is dropped once this much waits for it
+ * (it reconnects and reloads), rather than buffered without bound.
  */
-const maxBufferedBytes = 1024 * 1024;
+export const maxBufferedBytes = 1024 * 1024;
+
+/**
+ * How much `write` lets wait for a client before it waits for it to drain: a few events, so
+ * reading the next one from execd overlaps with sending the last (a fast client keeps its speed)
+ * while a slow one holds at most this plus one event.
+ */
+const maxPacedBytes = 256 * 1024;
 
 /**
  * What a route plugin opens its event streams with. The streams still open are ended before the
@@ -38,15 +56,32 @@ export function eventStreams(app: FastifyInstance): (reply: FastifyReply) => Eve
     });
     res.flushHeaders();
     const controller = new AbortController();
-    const write = (text: string) => {
-      if (res.writableEnded || res.destroyed) return;
+    const writable = () => !res.writableEnded && !res.destroyed;
+    const push = (text: string) => {
+      if (!writable()) return;
       res.write(text);
       if (res.writableLength > maxBufferedBytes) stream.end();
     };
+    /** Resolves on the next 'drain', or at once when the stream has ended. */
+    const drained = () =>
+      new Promise<void>((resolve) => {
+        const done = () => {
+          res.off("drain", done);
+          controller.signal.removeEventListener("abort", done);
+          resolve();
+        };
+        res.once("drain", done);
+        controller.signal.addEventListener("abort", done, { once: true });
+      });
     const stream: EventStream = {
       signal: controller.signal,
-      send: (event) => write(encodeSse(event)),
-      comment: (text) => write(`: ${text}\n\n`),
+      send: (event) => push(encodeSse(event)),
+      write: async (event) => {
+        if (!writable()) return;
+        res.write(encodeSse(event));
+        if (res.writableLength > maxPacedBytes && !controller.signal.aborted) await drained();
+      },
+      comment: (text) => push(`: ${text}\n\n`),
       end: () => {
         open.delete(stream);
         controller.abort();

@@ -14,7 +14,7 @@ import {
   SseParser,
 } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { principalOf } from "./auth-hook.js";
 import { ControlPlaneErrors } from "./errors.js";
 
@@ -31,6 +31,13 @@ class PerSandboxAgent extends Agent {
   }
 }
 const keepAlive = new PerSandboxAgent({ keepAlive: true, maxFreeSockets: 4, timeout: 4000 });
+
+/**
+ * The longest event read from execd, in characters. Its events carry at most a pipe's read of
+ * output (64 KiB) or a 1 MiB line, JSON-escaped (up to 6 characters a byte), or a code cell's
+ * result (an image).
+ */
+const maxEventLength = 32 * 2 ** 20;
 
 /** Talks to one sandbox's execd on behalf of its owner (the owner check happens in `target`). */
 export class ExecdClient {
@@ -125,7 +132,12 @@ export class ExecdClient {
       }
       const parser = new SseParser();
       response.setEncoding("utf8");
-      for await (const text of response) yield* parser.push(text as string);
+      for await (const text of response) {
+        yield* parser.push(text as string);
+        // execd runs in the sandbox: an event without end must not grow the server.
+        if (parser.pendingLength > maxEventLength)
+          throw new PaddockError(Errors.endpointUnavailable, "the sandbox's execd sent an event without end");
+      }
       yield* parser.end();
     } catch (error) {
       if (isPaddockError(error) || signal?.aborted) throw error;
@@ -202,6 +214,16 @@ export class ExecdClient {
       request.end(body);
     });
   }
+}
+
+/**
+ * Aborted when the client of a buffered answer (`/run`, `/code`) leaves before it is sent: the
+ * signal for `events()`, so execd's stream is closed and what it runs is stopped, not read on.
+ */
+export function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => controller.abort());
+  return controller.signal;
 }
 
 /**

@@ -5,7 +5,7 @@ import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
-import type { Writable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_MOUNT } from "@paddock/common/contracts";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
@@ -24,7 +24,7 @@ import { detectKernelSupport, JupyterKernel, type KernelSupport } from "./jupyte
 import { kernelEvent, replyError } from "./kernel-events.js";
 import { MarkerSplitter } from "./marker-splitter.js";
 import type { Sessions } from "./sessions.js";
-import { openSse } from "./sse-response.js";
+import { backpressure, drained, openSse } from "./sse-response.js";
 
 type DriverMessage = { type: string; [field: string]: unknown };
 
@@ -48,7 +48,10 @@ export type CellEvent =
  */
 export interface CellSink {
   start(contextId: string): void;
-  event(event: CellEvent): void;
+  /** Reports false when the client is behind: the cell's output is paused until `drained()`. */
+  event(event: CellEvent): boolean | undefined;
+  /** Resolves once the client has taken what waits for it, or has left. */
+  drained?(): Promise<void>;
 }
 
 export interface CellOptions {
@@ -177,8 +180,9 @@ function sseCell(res: ServerResponse): CellSink & { end(): void } {
     event(event) {
       if (event.type === "error") failed = true;
       // /code's results are bare MIME bundles.
-      sse?.send(event.type === "result" ? { type: "result", results: event.results } : event);
+      return sse?.send(event.type === "result" ? { type: "result", results: event.results } : event);
     },
+    drained: () => drained(res),
     end() {
       if (!failed) sse?.send({ type: "execution_complete", execution_time: Date.now() - started });
       sse?.end();
@@ -286,8 +290,13 @@ export class CodeContexts {
       await this.sessions.runCode(context.sessionId, code, res);
       return;
     }
+    // A client that leaves interrupts its cell: nobody would read its output.
+    const left = new AbortController();
+    res.once("close", () => {
+      if (!res.writableFinished) left.abort();
+    });
     const sse = sseCell(res);
-    await this.runCell(context, code, sse, {});
+    await this.runCell(context, code, sse, { signal: left.signal });
     sse.end();
   }
 
@@ -356,12 +365,23 @@ export class CodeContexts {
         context.driver?.off("exit", onExit);
         options.signal?.removeEventListener("abort", onAbort);
         context.onMessage = undefined;
+        // The interpreter lives on for the next cell.
+        flow.release();
         if (reason)
           sink.event({ type: "error", error: { ename: "ContextDied", evalue: reason, traceback: [] } });
         resolve();
       };
-      const out = new MarkerSplitter(marker, (text) => sink.event({ type: "stdout", text }));
-      const err = new MarkerSplitter(marker, (text) => sink.event({ type: "stderr", text }));
+      // A client that is behind pauses the interpreter's output (the cell blocks on its pipes).
+      const driver = context.driver;
+      const flow = backpressure(
+        () => sink.drained?.() ?? Promise.resolve(),
+        () => [driver?.stdout, driver?.stderr, driver?.stdio[4] as Readable | undefined],
+      );
+      const deliver = (event: CellEvent) => {
+        if (sink.event(event) === false) flow.full();
+      };
+      const out = new MarkerSplitter(marker, (text) => deliver({ type: "stdout", text }));
+      const err = new MarkerSplitter(marker, (text) => deliver({ type: "stderr", text }));
       const settle = () => {
         if (++ended === 3) finish();
       };
@@ -379,7 +399,7 @@ export class CodeContexts {
       context.onMessage = (message) => {
         if (message.type === "done") return settle();
         const event = driverEvent(message);
-        if (event) sink.event(event);
+        if (event) deliver(event);
       };
       context.driver?.stdout?.on("data", onStdout);
       context.driver?.stderr?.on("data", onStderr);
@@ -428,6 +448,11 @@ export class CodeContexts {
       const setup = [options.kernelSetup, setEnv].filter(Boolean).join("\n");
       const ignore = () => undefined;
       let failed = false;
+      // A client that is behind stops the reading of the kernel's output (see decision 0171).
+      const flow = backpressure(
+        () => sink.drained?.() ?? Promise.resolve(),
+        () => [kernel.output],
+      );
       try {
         if (setup) await kernel.execute(setup, ignore, true);
         // A caller gone before the cell is sent (an interrupt then reaches no cell) skips it.
@@ -435,7 +460,7 @@ export class CodeContexts {
           const reply = await kernel.execute(code, (message) => {
             const event = kernelEvent(message);
             if (event?.type === "error") failed = true;
-            if (event) sink.event(event);
+            if (event && sink.event(event) === false) flow.full();
           });
           // An error reply whose iopub error went missing still fails the cell.
           if (reply.status !== "ok" && !failed) sink.event(replyError(reply));
@@ -447,6 +472,7 @@ export class CodeContexts {
         sink.event(kernelDied((error as Error).message));
       } finally {
         options.signal?.removeEventListener("abort", onAbort);
+        flow.release();
       }
     } finally {
       context.busy = false;

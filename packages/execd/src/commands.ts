@@ -16,7 +16,7 @@ import {
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
 import { outputWriter, requestedFraming } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
-import { openSse } from "./sse-response.js";
+import { backpressure, drained, openSse } from "./sse-response.js";
 import { WarmShell } from "./warm-shell.js";
 
 export const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
@@ -107,19 +107,16 @@ export class Commands {
       stdout: outputWriter(framing, "command", (text) => sse.send({ type: "stdout", text })),
       stderr: outputWriter(framing, "command", (text) => sse.send({ type: "stderr", text })),
     };
+    const flow = backpressure(
+      () => drained(res),
+      () => [child.stdout, child.stderr],
+    );
     const forward = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
       const text = chunk.toString("utf8");
       command.log.append(text);
       if (background) return;
-      // Backpressure: a slow client pauses the command's output instead of growing our memory.
-      if (!writers[stream].push(text)) {
-        child.stdout?.pause();
-        child.stderr?.pause();
-        res.once("drain", () => {
-          child.stdout?.resume();
-          child.stderr?.resume();
-        });
-      }
+      // A slow client pauses the command's output instead of growing execd's memory.
+      if (!writers[stream].push(text)) flow.full();
     };
     child.stdout?.on("data", forward("stdout"));
     child.stderr?.on("data", forward("stderr"));

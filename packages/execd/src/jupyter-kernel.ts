@@ -111,6 +111,7 @@ export class JupyterKernel {
   private readonly replies = new Map<string, (message: JupyterMessage) => void>();
   private readonly executions = new Map<string, PendingExecute>();
   private iopubHeard = false;
+  private outputPaused = false;
   private exited = false;
   private killed = false;
   private exitReason = "";
@@ -215,10 +216,33 @@ export class JupyterKernel {
         this.replies.delete(id);
         pending.reply = reply.content as unknown as ExecuteReply;
         if (pending.idle) this.settle(id);
-        else pending.idleTimer = setTimeout(() => this.settle(id), IDLE_AFTER_REPLY_MS);
+        else this.settleUnlessIdleComes(id, pending);
       });
       this.shell?.send(serialize(request, this.key));
     });
+  }
+
+  /**
+   * The reading of the kernel's output (iopub), paused while the client of a cell is behind.
+   * The cell's output then waits in the kernel's queue, which drops what passes its limit.
+   */
+  readonly output = {
+    pause: () => {
+      this.outputPaused = true;
+      this.iopub?.pause();
+    },
+    resume: () => {
+      this.outputPaused = false;
+      this.iopub?.resume();
+    },
+  };
+
+  /** Settles a replied cell whose idle is lost; not while its output is held back unread. */
+  private settleUnlessIdleComes(id: string, pending: PendingExecute): void {
+    pending.idleTimer = setTimeout(() => {
+      if (this.outputPaused) this.settleUnlessIdleComes(id, pending);
+      else this.settle(id);
+    }, IDLE_AFTER_REPLY_MS);
   }
 
   /** Interrupts the running cell the way the kernelspec asks; the kernel and its state live on. */

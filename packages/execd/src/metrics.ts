@@ -99,7 +99,15 @@ export class Metrics {
   watch(res: ServerResponse): void {
     const sse = openSse(res);
     const sampler = new Metrics(this.cpuLimit);
-    const tick = () => sse.send({ type: "metrics", ...sampler.snapshot() });
+    // A client that has not taken the last sample yet misses the next ones rather than have them
+    // wait in execd's memory.
+    let full = false;
+    res.on("drain", () => {
+      full = false;
+    });
+    const tick = () => {
+      if (!full) full = !sse.send({ type: "metrics", ...sampler.snapshot() });
+    };
     tick();
     const timer = setInterval(tick, 1000);
     res.on("close", () => clearInterval(timer));

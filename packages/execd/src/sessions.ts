@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SseEvent } from "@paddock/common/sse";
 import { killGroup } from "./commands.js";
 import type { Environment } from "./environment.js";
 import {
@@ -19,7 +20,7 @@ import {
 } from "./http.js";
 import { MarkerSplitter } from "./marker-splitter.js";
 import { type OutputFraming, outputWriter, requestedFraming } from "./output-framing.js";
-import { openSse } from "./sse-response.js";
+import { backpressure, drained, openSse } from "./sse-response.js";
 
 interface Session {
   id: string;
@@ -136,6 +137,7 @@ export class Sessions {
       session.busy = false;
       stdout.end();
       stderr.end();
+      flow.release();
       const execution_time = Date.now() - started;
       if (!error && exitCode === 0) sse.send({ type: "execution_complete", execution_time, exit_code: 0 });
       else {
@@ -152,8 +154,18 @@ export class Sessions {
       }
       sse.end();
     };
-    const stdout = outputWriter(framing, "session", (text) => sse.send({ type: "stdout", text }));
-    const stderr = outputWriter(framing, "session", (text) => sse.send({ type: "stderr", text }));
+    // A slow client pauses the shell's output (the run blocks on its pipe); the shell is the
+    // session's, so it is let go at the end of the run.
+    const flow = backpressure(
+      () => drained(res),
+      () => [session.bash.stdout, session.bash.stderr],
+    );
+    const send = (event: SseEvent) => {
+      if (!sse.send(event)) flow.full();
+      return true;
+    };
+    const stdout = outputWriter(framing, "session", (text) => send({ type: "stdout", text }));
+    const stderr = outputWriter(framing, "session", (text) => send({ type: "stderr", text }));
     const out = new MarkerSplitter(marker, (text) => stdout.push(text));
     const err = new MarkerSplitter(marker, (text) => stderr.push(text));
     let statusText = "";

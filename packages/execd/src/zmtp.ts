@@ -241,6 +241,15 @@ export class ZmtpSocket extends EventEmitter<{ message: [Buffer[]]; close: [Erro
     this.socket.destroy();
   }
 
+  /** Stops reading: the peer's messages wait in its own queue (a PUB drops past its limit). */
+  pause(): void {
+    this.socket.pause();
+  }
+
+  resume(): void {
+    this.socket.resume();
+  }
+
   private attach(leftover: Buffer): void {
     this.socket.on("data", (chunk: Buffer) => this.receive(chunk));
     this.socket.on("error", (error) => this.finish(error));

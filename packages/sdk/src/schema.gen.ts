@@ -3885,6 +3885,8 @@ export interface paths {
                                 traceback: string[];
                             } | null;
                             executionCount: number | null;
+                            /** @description True when stdout or stderr passed 8 MiB and the rest was dropped. */
+                            truncated?: boolean;
                         };
                     };
                 };

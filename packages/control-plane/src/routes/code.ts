@@ -4,7 +4,8 @@ import type { SandboxOperations } from "@paddock/runtime";
 import type { FastifyRequest } from "fastify";
 import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
-import { checked, ExecdClient } from "../execd-client.js";
+import { BoundedOutput } from "../command-output.js";
+import { checked, clientGone, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
@@ -60,20 +61,21 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: CodeResult, ...errorResponses, 429: ErrorBody },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const execd = await execdFor(request);
       const { code, language, contextId } = request.body;
       const context = contextId
         ? { id: contextId }
         : { id: EXECD_DEFAULT_CODE_CONTEXT, language: language ?? "python" };
-      let stdout = "";
-      let stderr = "";
+      const output = new BoundedOutput();
       const results: Array<Record<string, unknown>> = [];
       let error: { name: string; value: string; traceback: string[] } | null = null;
       let executionCount: number | null = null;
-      for await (const event of execd.events("/code", { context, code })) {
-        if (event.type === "stdout") stdout += String(event.text ?? "");
-        else if (event.type === "stderr") stderr += String(event.text ?? "");
+      // A client that leaves closes execd's stream, which interrupts the cell.
+      for await (const event of execd.events("/code", { context, code }, clientGone(reply))) {
+        // Kept up to /run's bound; the rest is read (to learn how the cell ended) and dropped.
+        if (event.type === "stdout" || event.type === "stderr")
+          await output.add(event.type, String(event.text ?? ""));
         else if (event.type === "result") results.push((event.results as Record<string, unknown>) ?? {});
         else if (event.type === "execution_count") executionCount = Number(event.execution_count);
         else if (event.type === "error") {
@@ -85,7 +87,8 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
           };
         }
       }
-      return { stdout, stderr, results, error, executionCount };
+      const { stdout, stderr, truncated } = output;
+      return { stdout, stderr, results, error, executionCount, ...(truncated ? { truncated } : {}) };
     },
   );
 };

@@ -68,9 +68,10 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{
         upstream.abort();
       });
       try {
-        for (let next = first; !next.done; next = await events.next()) {
+        for (let next = first; !next.done && !stream.signal.aborted; next = await events.next()) {
           const event: SseEvent = next.value;
-          if (event.type === "metrics") stream.send({ type: "metrics", ...sample(event) });
+          // Read from execd only as fast as the client takes them (execd skips samples meanwhile).
+          if (event.type === "metrics") await stream.write({ type: "metrics", ...sample(event) });
         }
         throw new PaddockError(Errors.endpointUnavailable, "the sandbox's metrics stream ended");
       } catch (error) {
@@ -81,6 +82,8 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{
           stream.send(failureEvent(stopped ?? (await whyNotRunning(sandboxes, id, owner)) ?? error));
       } finally {
         stopAsking();
+        upstream.abort();
+        await events.return(undefined);
         stream.end();
       }
     },

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, encodeSse, isPaddockError, PaddockError } from "@paddock/common";
+import { Errors, PaddockError } from "@paddock/common";
 import {
   type Sandbox as SandboxModel,
   type SandboxOperations,
@@ -9,7 +9,8 @@ import {
 import type { AccountLimits } from "../account-limits.js";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { collectCommand } from "../command-output.js";
-import { ExecdClient } from "../execd-client.js";
+import { eventStreams, failureEvent } from "../event-stream.js";
+import { clientGone, ExecdClient } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import type { SandboxSecrets } from "../sandbox-secrets.js";
 import { assertCommand, assertWorkingDirectory } from "../sandbox-strings.js";
@@ -53,6 +54,7 @@ export function toWire(sandbox: SandboxModel) {
 /** The account's sandboxes: every call is scoped to the caller's account (others' ids answer 404). */
 export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = async (app, options) => {
   const { sandboxes, templates } = options;
+  const openStream = eventStreams(app);
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
   const owner = (request: { principal?: { accountId: string } }) => principalOf(request as never).accountId;
 
@@ -204,10 +206,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       },
       onRequest: options.limits.hook("commands"),
     },
-    async (request) => {
+    async (request, reply) => {
       const body = commandBody(request.body);
       const execd = await ExecdClient.forRequest(sandboxes, request);
-      return collectCommand(execd.events("/command", body));
+      return collectCommand(execd.events("/command", body, clientGone(reply)));
     },
   );
 
@@ -227,23 +229,19 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request, reply) => {
       const body = commandBody(request.body);
       const execd = await ExecdClient.forRequest(sandboxes, request);
-      const abort = new AbortController();
-      const events = execd.events("/command", body, abort.signal);
+      const upstream = new AbortController();
+      const events = execd.events("/command", body, upstream.signal);
       // Fail before the stream starts when execd refuses the command.
       const first = await events.next();
-      reply.hijack();
-      const res = reply.raw;
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-cache",
-        connection: "keep-alive",
-      });
-      res.on("close", () => abort.abort());
+      const stream = openStream(reply);
+      stream.signal.addEventListener("abort", () => upstream.abort());
       // A background command's stream ends after `init` by design: it goes on in the sandbox.
       let ended = request.body.background === true;
       try {
-        for (let next = first; !next.done; next = await events.next()) {
-          res.write(encodeSse(next.value));
+        // The next event is read from execd only once the client has room for it: a client that
+        // reads slowly (or not at all) holds the command's output back in its pipe, in the sandbox.
+        for (let next = first; !next.done && !stream.signal.aborted; next = await events.next()) {
+          await stream.write(next.value);
           ended ||= next.value.type === "execution_complete" || next.value.type === "error";
         }
         if (!ended)
@@ -252,16 +250,13 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         // A client that went away has nobody to tell; a sandbox that died (deleted, killed, out
         // of memory) is reported as a last event with no exit code, so the stream never looks
         // like a clean end.
-        if (!abort.signal.aborted) {
-          const failure = isPaddockError(error)
-            ? error
-            : new PaddockError(Errors.endpointUnavailable, String(error));
-          res.write(
-            encodeSse({ type: "error", status: failure.status, code: failure.code, detail: failure.message }),
-          );
-        }
+        if (!stream.signal.aborted) stream.send(failureEvent(error));
+      } finally {
+        // The client gone: execd's stream is closed, and execd kills the command with it.
+        upstream.abort();
+        await events.return(undefined);
+        stream.end();
       }
-      res.end();
     },
   );
 };

@@ -87,6 +87,9 @@ export const CodeResult = Type.Object({
     Type.Null(),
   ]),
   executionCount: Type.Union([Type.Integer(), Type.Null()]),
+  truncated: Type.Optional(
+    Type.Boolean({ description: "True when stdout or stderr passed 8 MiB and the rest was dropped." }),
+  ),
 });
 export const ContextRequest = Type.Object(
   { language: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })) },

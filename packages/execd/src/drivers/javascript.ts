@@ -4,6 +4,9 @@
  */
 export const javascriptDriver = String.raw`
 const fs = require("node:fs");
+// A cell's output waits for room in its pipe, as Python's does: a client that is behind holds
+// the cell back instead of the output piling up in this process.
+for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);
 const readline = require("node:readline");
 const util = require("node:util");
 const vm = require("node:vm");

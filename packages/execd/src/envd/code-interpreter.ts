@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code-contexts.js";
 import { badRequest, ExecdError, optionalString, optionalStringMap, readObject, sendJson } from "../http.js";
 import { type Route, route } from "../server.js";
+import { drained } from "../sse-response.js";
 import { outputMessage } from "./code-interpreter-output.js";
 import { RICH_OUTPUT_SETUP } from "./code-interpreter-python.js";
 
@@ -115,8 +116,9 @@ function ndjson(res: ServerResponse): CellSink {
       res.flushHeaders();
     },
     event(event) {
-      if (!res.writableEnded) res.write(`${JSON.stringify(outputMessage(event))}\n`);
+      return res.writableEnded ? false : res.write(`${JSON.stringify(outputMessage(event))}\n`);
     },
+    drained: () => drained(res),
   };
 }
 
