@@ -5,7 +5,14 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
-import { assertUploadLength, streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
+import {
+  assertUploadLength,
+  inlineTooLarge,
+  readLimited,
+  streamDownload,
+  streamUpload,
+  wantsRaw,
+} from "../file-transfer.js";
 import type { Identity } from "../identity.js";
 import { assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
@@ -114,16 +121,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`))
       ).json()) as Record<string, { size: number }>;
       const size = Object.values(info)[0]?.size ?? 0;
-      if (size > maxInlineRead) {
-        throw new PaddockError(
-          Errors.payloadTooLarge,
-          `${path} is ${size} bytes; ask for it with \`Accept: application/octet-stream\` to stream it`,
-        );
-      }
-      const bytes = Buffer.from(
-        await (
-          await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`))
-        ).arrayBuffer(),
+      if (size > maxInlineRead) throw inlineTooLarge(`${path} is ${size} bytes`);
+      const bytes = await readLimited(
+        await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`)),
+        maxInlineRead,
+        () => inlineTooLarge(`${path} is larger than ${maxInlineRead} bytes`),
       );
       return reply.send({
         path,
