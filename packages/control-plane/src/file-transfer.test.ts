@@ -1,6 +1,6 @@
 import { isPaddockError } from "@paddock/common";
 import { describe, expect, test } from "vitest";
-import { inlineTooLarge, readLimited } from "./file-transfer.js";
+import { inlineTooLarge, maxExecdJson, readJsonLimited, readLimited } from "./file-transfer.js";
 
 /** A download of `total` bytes made only as it is read; counts what was pulled from it. */
 function endlessDownload(total: number) {
@@ -35,5 +35,13 @@ describe("readLimited", () => {
     expect(isPaddockError(error) && error.status).toBe(413);
     expect(pulled.bytes).toBeLessThan(17 * 2 ** 20);
     expect(pulled.cancelled).toBe(true);
+  });
+
+  test("execd's JSON answers are parsed within 64 MiB; a larger one (a listing of a huge tree) is refused unread", async () => {
+    expect(await readJsonLimited(new Response('[{"path":"/a"}]'), "the listing")).toEqual([{ path: "/a" }]);
+    const { response, pulled } = endlessDownload(2 * 2 ** 30);
+    const error = await readJsonLimited(response, "the listing").catch((caught: unknown) => caught);
+    expect(isPaddockError(error) && error.status).toBe(413);
+    expect(pulled.bytes).toBeLessThan(maxExecdJson + 2 ** 20);
   });
 });

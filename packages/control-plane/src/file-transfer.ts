@@ -100,6 +100,26 @@ export async function readLimited(
   return Buffer.concat(chunks);
 }
 
+/**
+ * Most bytes of one JSON answer from execd (a listing, a search) the server reads: a sandbox can
+ * make a tree whose listing is as large as it likes.
+ */
+export const maxExecdJson = 64 * 2 ** 20;
+
+/** Parses execd's JSON answer, refused with 413 once it passes `maxExecdJson` bytes. */
+export async function readJsonLimited<T>(response: Response, what: string): Promise<T> {
+  const bytes = await readLimited(
+    response,
+    maxExecdJson,
+    () =>
+      new PaddockError(
+        Errors.payloadTooLarge,
+        `${what} is larger than ${maxExecdJson / 2 ** 20} MiB; ask for less (a narrower path, a smaller depth)`,
+      ),
+  );
+  return JSON.parse(bytes.toString("utf8")) as T;
+}
+
 /** The refusal of a JSON read of a file too large to inline; `what` says how large it is. */
 export function inlineTooLarge(what: string): PaddockError {
   return new PaddockError(

@@ -8,6 +8,7 @@ import { checked, ExecdClient } from "../execd-client.js";
 import {
   assertUploadLength,
   inlineTooLarge,
+  readJsonLimited,
   readLimited,
   streamDownload,
   streamUpload,
@@ -110,6 +111,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          413: ErrorBody,
         },
       },
     },
@@ -117,9 +119,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
       const execd = await execdFor(request);
       const { path, encoding = "utf8" } = request.body;
       if (wantsRaw(request.headers.accept)) return streamDownload(execd, path, request.headers.range, reply);
-      const info = (await (
-        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`))
-      ).json()) as Record<string, { size: number }>;
+      const info = await readJsonLimited<Record<string, { size: number }>>(
+        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`)),
+        "the file's information",
+      );
       const size = Object.values(info)[0]?.size ?? 0;
       if (size > maxInlineRead) throw inlineTooLarge(`${path} is ${size} bytes`);
       const bytes = await readLimited(
@@ -239,7 +242,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: SearchRequest,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 413: ErrorBody },
       },
     },
     async (request) => {
@@ -248,9 +251,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         path: request.body.path,
         ...(request.body.pattern ? { pattern: request.body.pattern } : {}),
       });
-      const found = (await (await checked(await execd.request(`/files/search?${query}`))).json()) as Array<
-        Record<string, unknown>
-      >;
+      const found = await readJsonLimited<Array<Record<string, unknown>>>(
+        await checked(await execd.request(`/files/search?${query}`)),
+        "the search's result",
+      );
       return { items: found.map(toInfo) };
     },
   );
@@ -262,7 +266,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         querystring: ListQuery,
-        response: { 200: FileList, ...errorResponses },
+        response: { 200: FileList, ...errorResponses, 413: ErrorBody },
       },
     },
     async (request) => {
@@ -271,9 +275,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         path: request.query.path,
         depth: String(request.query.depth ?? 1),
       });
-      const entries = (await (
-        await checked(await execd.request(`/directories/list?${query}`))
-      ).json()) as Array<Record<string, unknown>>;
+      const entries = await readJsonLimited<Array<Record<string, unknown>>>(
+        await checked(await execd.request(`/directories/list?${query}`)),
+        "the listing",
+      );
       return { items: entries.map(toInfo) };
     },
   );
