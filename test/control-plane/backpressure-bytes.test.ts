@@ -290,7 +290,8 @@ describe.each(runtimes)("backpressure on byte streams under %s", (_runtime, conf
       afterMiB: Math.round(after / MiB),
       baselineP50Ms: Math.round(median(baseline)),
       duringP50Ms: Math.round(median(during)),
-      ...(typeof stuck === "number" ? { producedOrTakenMiB: Math.round(stuck / MiB) } : {}),
+      // What `whileStuck` measured: bytes produced or taken, or reads open.
+      stuck,
     };
     console.log(`${expect.getState().currentTestName}: ${JSON.stringify(figures)}`);
     return {
@@ -374,13 +375,24 @@ describe.each(runtimes)("backpressure on byte streams under %s", (_runtime, conf
       httpRequest("GET", `/sandboxes/${id}/files/download?path=/tmp/big`, auth),
       httpRequest("GET", "/e2b/files?path=/tmp/big", envd),
     ];
-    const result = await attack(() =>
-      Promise.all(
-        requests.flatMap((request) => [false, false, true].map((slow) => rawReader(url(), request, slow))),
-      ),
+    /** How many times the file is open in the sandbox: execd's reads of it. */
+    const openReads = async () =>
+      Number(
+        (await attacker.sandbox.commands.run("ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c /tmp/big; true"))
+          .stdout,
+      );
+    const result = await attack(
+      () =>
+        Promise.all(
+          requests.flatMap((request) => [false, false, true].map((slow) => rawReader(url(), request, slow))),
+        ),
+      openReads,
     );
     expect(result.statuses).toEqual(Array(9).fill("HTTP/1.1 200 OK"));
     expectHeld(result);
+    // Each download held its file open while stuck, and closed it when its client left.
+    expect(result.stuck).toBe(9);
+    await expect.poll(openReads, { timeout: 10_000, interval: 500 }).toBe(0);
   });
 
   test("the endpoint proxy: signed endpoint, runtime API proxy, E2B gateway, and an upgraded stream", async () => {
