@@ -172,6 +172,7 @@ function statusLine(socket: Socket): Promise<string> {
   });
 }
 
+/** An HTTP/1.1 request as bytes on the wire, for a raw socket. */
 function httpRequest(method: string, path: string, headers: Record<string, string>, body?: string): string {
   const lines = [`${method} ${path} HTTP/1.1`, "host: 127.0.0.1", "connection: close"];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
