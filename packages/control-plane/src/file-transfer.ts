@@ -80,6 +80,54 @@ export async function streamDownload(
   return reply.send(response.body);
 }
 
+/**
+ * Reads a whole download of at most `limit` bytes. The size asked of execd beforehand is only
+ * a hint: the sandbox can swap or grow the file in between, so past `limit` the download is
+ * cancelled and refused, never held in memory.
+ */
+export async function readLimited(
+  response: Response,
+  limit: number,
+  tooLarge: () => PaddockError,
+): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.length;
+    if (size > limit) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Most bytes of one JSON answer from execd (a listing, a search) the server reads: a sandbox can
+ * make a tree whose listing is as large as it likes.
+ */
+export const maxExecdJson = 64 * 2 ** 20;
+
+/** Parses execd's JSON answer, refused with 413 once it passes `maxExecdJson` bytes. */
+export async function readJsonLimited<T>(response: Response, what: string): Promise<T> {
+  const bytes = await readLimited(
+    response,
+    maxExecdJson,
+    () =>
+      new PaddockError(
+        Errors.payloadTooLarge,
+        `${what} is larger than ${maxExecdJson / 2 ** 20} MiB; ask for less (a narrower path, a smaller depth)`,
+      ),
+  );
+  return JSON.parse(bytes.toString("utf8")) as T;
+}
+
+/** The refusal of a JSON read of a file too large to inline; `what` says how large it is. */
+export function inlineTooLarge(what: string): PaddockError {
+  return new PaddockError(
+    Errors.payloadTooLarge,
+    `${what}; ask for it with \`Accept: application/octet-stream\` to stream it`,
+  );
+}
+
 /** Whether the caller asked for raw bytes rather than JSON. */
 export function wantsRaw(accept: string | undefined): boolean {
   return /\bapplication\/octet-stream\b/i.test(accept ?? "");

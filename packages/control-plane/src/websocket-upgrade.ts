@@ -53,3 +53,32 @@ export function acceptWebSocket(request: FastifyRequest, reply: FastifyReply): P
     });
   });
 }
+
+/**
+ * Bytes a WebSocket may hold unsent (its `bufferedAmount`) before the sender waits: enough for
+ * a terminal's bursts to flow, small enough that a client that stops reading costs the server
+ * at most this much (the kernel's socket buffers aside).
+ */
+export const webSocketHighWater = 1024 * 1024;
+
+/**
+ * Sends one message, and when the socket holds more than `webSocketHighWater` unsent, resolves
+ * only once that message has left for the network (so everything before it has too) or the
+ * socket has closed. A sender that awaits this stops reading its source while the client does
+ * not read, and the source's own backpressure reaches the producer.
+ */
+export async function sendPaced(socket: WebSocket, data: Buffer | string): Promise<void> {
+  if (socket.readyState !== socket.OPEN) return;
+  if (socket.bufferedAmount + data.length <= webSocketHighWater) {
+    socket.send(data);
+    return;
+  }
+  await new Promise<void>((resolve) => {
+    const closed = () => resolve();
+    socket.once("close", closed);
+    socket.send(data, () => {
+      socket.off("close", closed);
+      resolve();
+    });
+  });
+}

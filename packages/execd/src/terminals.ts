@@ -27,6 +27,19 @@ interface Terminal {
   resize(rows: number, cols: number): void;
 }
 
+/** Resolves once `stream` can take more, or is gone (its helper exited). */
+function drainedOrClosed(stream: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      stream.off("drain", done);
+      stream.off("close", done);
+      resolve();
+    };
+    stream.on("drain", done);
+    stream.on("close", done);
+  });
+}
+
 const terminalNotFound = (id: string) => new ExecdError(404, "terminal_not_found", `no terminal ${id}`);
 
 /**
@@ -104,7 +117,9 @@ export class Terminals {
       size += chunk.length;
       if (size > inputLimit)
         throw new ExecdError(413, "payload_too_large", "input is limited to 1 MiB per request");
-      terminal.helper.stdin?.write(chunk);
+      const stdin = terminal.helper.stdin;
+      // A program that does not read its terminal holds the input back here, not in memory.
+      if (stdin && !stdin.write(chunk)) await drainedOrClosed(stdin);
     }
     sendJson(res, 200, {});
   }

@@ -6,7 +6,15 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { AccountLimits } from "../account-limits.js";
 import { authenticate } from "../auth-hook.js";
 import { checked, ExecdClient } from "../execd-client.js";
-import { assertUploadLength, streamDownload, streamUpload, wantsRaw } from "../file-transfer.js";
+import {
+  assertUploadLength,
+  inlineTooLarge,
+  readJsonLimited,
+  readLimited,
+  streamDownload,
+  streamUpload,
+  wantsRaw,
+} from "../file-transfer.js";
 import type { Identity } from "../identity.js";
 import { assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
@@ -106,6 +114,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
           },
           206: { content: { "application/octet-stream": { schema: RawBytes } } },
           ...errorResponses,
+          413: ErrorBody,
           429: ErrorBody,
         },
       },
@@ -114,20 +123,16 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
       const execd = await execdFor(request);
       const { path, encoding = "utf8" } = request.body;
       if (wantsRaw(request.headers.accept)) return streamDownload(execd, path, request.headers.range, reply);
-      const info = (await (
-        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`))
-      ).json()) as Record<string, { size: number }>;
+      const info = await readJsonLimited<Record<string, { size: number }>>(
+        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`)),
+        "the file's information",
+      );
       const size = Object.values(info)[0]?.size ?? 0;
-      if (size > maxInlineRead) {
-        throw new PaddockError(
-          Errors.payloadTooLarge,
-          `${path} is ${size} bytes; ask for it with \`Accept: application/octet-stream\` to stream it`,
-        );
-      }
-      const bytes = Buffer.from(
-        await (
-          await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`))
-        ).arrayBuffer(),
+      if (size > maxInlineRead) throw inlineTooLarge(`${path} is ${size} bytes`);
+      const bytes = await readLimited(
+        await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`)),
+        maxInlineRead,
+        () => inlineTooLarge(`${path} is larger than ${maxInlineRead} bytes`),
       );
       return reply.send({
         path,
@@ -249,7 +254,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         body: SearchRequest,
-        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
+        response: { 200: FileList, ...errorResponses, 413: ErrorBody, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -258,9 +263,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         path: request.body.path,
         ...(request.body.pattern ? { pattern: request.body.pattern } : {}),
       });
-      const found = (await (await checked(await execd.request(`/files/search?${query}`))).json()) as Array<
-        Record<string, unknown>
-      >;
+      const found = await readJsonLimited<Array<Record<string, unknown>>>(
+        await checked(await execd.request(`/files/search?${query}`)),
+        "the search's result",
+      );
       return { items: found.map(toInfo) };
     },
   );
@@ -272,7 +278,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         tags,
         params: SandboxParams,
         querystring: ListQuery,
-        response: { 200: FileList, ...errorResponses, 429: ErrorBody },
+        response: { 200: FileList, ...errorResponses, 413: ErrorBody, 429: ErrorBody },
       },
     },
     async (request) => {
@@ -281,9 +287,10 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
         path: request.query.path,
         depth: String(request.query.depth ?? 1),
       });
-      const entries = (await (
-        await checked(await execd.request(`/directories/list?${query}`))
-      ).json()) as Array<Record<string, unknown>>;
+      const entries = await readJsonLimited<Array<Record<string, unknown>>>(
+        await checked(await execd.request(`/directories/list?${query}`)),
+        "the listing",
+      );
       return { items: entries.map(toInfo) };
     },
   );

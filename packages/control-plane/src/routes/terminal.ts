@@ -10,7 +10,7 @@ import type { Identity } from "../identity.js";
 import { assertCommand } from "../sandbox-strings.js";
 import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
-import { acceptWebSocket } from "../websocket-upgrade.js";
+import { acceptWebSocket, sendPaced, webSocketHighWater } from "../websocket-upgrade.js";
 
 const Size = Type.Integer({ minimum: 1, maximum: 10_000 });
 const TerminalQuery = Type.Object(
@@ -76,15 +76,24 @@ async function bridge(socket: WebSocket, execd: ExecdClient, start: Record<strin
   });
   // Input and resizes reach execd one at a time, in the order they were sent, once it has
   // named the terminal (what a client types at once waits for that).
+  // What waits in that queue is bounded: past `webSocketHighWater` the client's socket is no
+  // longer read, until execd (and the program reading the terminal) has taken it.
   let queue = Promise.resolve();
+  let queued = 0;
   const forward = (path: string, body: Buffer | string) => {
+    queued += body.length;
+    if (queued > webSocketHighWater) socket.pause();
     queue = queue
       .then(async () => {
         const id = await terminal;
         if (!hangUp.signal.aborted)
           await checked(await execd.request(`/pty/${id}${path}`, { method: "POST", body }));
       })
-      .catch(() => {}); // a terminal that has just exited refuses input; its exit is reported below
+      .catch(() => {}) // a terminal that has just exited refuses input; its exit is reported below
+      .finally(() => {
+        queued -= body.length;
+        if (queued <= webSocketHighWater && socket.isPaused) socket.resume();
+      });
   };
   socket.on("message", (data: RawData, isBinary: boolean) => {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
@@ -96,7 +105,9 @@ async function bridge(socket: WebSocket, execd: ExecdClient, start: Record<strin
   try {
     for await (const event of execd.events("/pty", start, hangUp.signal)) {
       if (event.type === "init") started(String(event.text));
-      else if (event.type === "output") socket.send(Buffer.from(String(event.data), "base64"));
+      // Paced: while the client does not read, execd's stream is not read either, which stops
+      // execd reading the terminal, which blocks the program writing to it.
+      else if (event.type === "output") await sendPaced(socket, Buffer.from(String(event.data), "base64"));
       else if (event.type === "exit") {
         socket.send(JSON.stringify({ type: "exit", exitCode: Number(event.exit_code) }));
         socket.close(1000);
