@@ -78,7 +78,9 @@ export async function readMultipart(
     }
   };
 
-  for await (const chunk of req) {
+  // A part refused half-way leaves the request as it is (not destroyed), so the server can read
+  // the rest of it away and keep the connection for the client's next request.
+  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
     buffer = buffer.length ? Buffer.concat([buffer, chunk as Buffer]) : (chunk as Buffer);
     await process(false);
   }

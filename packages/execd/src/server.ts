@@ -115,6 +115,9 @@ export function createExecd(options: {
       if (!matched) throw notFound(`no route ${req.method} ${url.pathname}`);
       await matched.route.handler(req, res, url, matched.params);
     } catch (error) {
+      // Refused before its body was read (an upload whose first part is wrong, say): the rest is
+      // read and dropped, or the connection would wait on it before its next request.
+      if (!req.complete) req.resume();
       sendError(res, error);
     }
   });

@@ -230,6 +230,22 @@ describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics
     expect((await execd.run("echo still-here")).stdout).toBe("still-here\n");
   });
 
+  test("an upload refused at its metadata leaves the connection ready for the next request", async () => {
+    // The refusal comes before the file part is read: the rest of the body must be read away, or
+    // the kept-alive connection waits on it until the server's header timeout (60 s).
+    for (const size of [0, 64 * 1024, 1024 * 1024]) {
+      const refused = await execd.fetch("/files/upload", {
+        method: "POST",
+        body: multipart([{ metadata: { path: "relative/path" }, content: new Uint8Array(size) }]),
+      });
+      expect(refused.status).toBe(400);
+      await refused.text();
+      const next = await execd.fetch("/files/info?path=/tmp", { signal: AbortSignal.timeout(15_000) });
+      expect(next.status).toBe(200);
+      await next.text();
+    }
+  });
+
   test("metrics describe the sandbox, once and as a stream", async () => {
     const metrics = await execd.json("/metrics");
     expect(metrics).toMatchObject({
