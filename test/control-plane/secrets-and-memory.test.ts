@@ -41,7 +41,13 @@ describe.each(["sqlite", "postgres"] as const)("secrets and memory on %s", (engi
         done();
       },
     });
-    t = await startTestServer({ engine, logger: createLogger({ level: "trace", destination }) });
+    t = await startTestServer({
+      engine,
+      logger: createLogger({ level: "trace", destination }),
+      // One key sends a dozen refused creates within seconds here; refused ones count against
+      // the create rate too (decision 0170), which is not what these tests are about.
+      config: { rate_limits: { creates_per_key: 50, creates_per_account: 50 } },
+    });
     client = await login("owner@example.com");
     other = await login("other@example.com");
     connection = { baseUrl: t.url, apiKey: (await client.keys.create({ name: "all" })).secret };
