@@ -95,7 +95,13 @@ export class DockerRuntime implements Runtime {
     }
     if (!this.diskQuotaProblem)
       this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
-    if (NetworkFiles.possible(this.config.docker.socket_path)) this.networkFiles = new NetworkFiles();
+    if (NetworkFiles.possible(this.config.docker.socket_path)) {
+      this.networkFiles = new NetworkFiles();
+      await this.networkFiles.releaseOrphans(
+        (sandboxId) => succeeds(this.docker.getContainer(sandboxId).inspect()),
+        10 * this.config.runtime.create_timeout_seconds * 1000,
+      );
+    }
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
@@ -226,11 +232,10 @@ export class DockerRuntime implements Runtime {
     }
     try {
       const hostname = spec.sandboxId.slice(0, 63);
-      const [imageEnv, mounts, networkFiles] = await Promise.all([
-        this.imageEnv(spec.image),
-        mountsFor(this.docker, spec),
-        this.networkFiles?.create(spec.sandboxId, hostname),
-      ]);
+      const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      // Not beside the two above: a refused volume would have the cleanup below run while these
+      // were still being mounted, and leave them mounted.
+      const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname);
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
       if (spec.cpuMillis) env[EXECD_CPU_LIMIT_ENV] = String(spec.cpuMillis / 1000);

@@ -6,6 +6,7 @@ import { EXECD_MOUNT } from "@paddock/common";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Sandbox } from "../model.js";
 import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../testing/index.js";
+import { NetworkFiles } from "./network-files.js";
 
 /**
  * What a sandbox can write, attacked from inside as root would (decision 0002, "Mounts"): nothing
@@ -162,6 +163,31 @@ describe("the egress sidecar, under runc", () => {
     const sidecar = await testDocker.getContainer(`${sandbox.id}-egress`).inspect();
     for (const file of [sidecar.ResolvConfPath, sidecar.HostsPath]) {
       expect(readFileSync(file, "utf8"), file).not.toContain("10.213.0.1");
+    }
+  });
+});
+
+describe("network files of sandboxes removed behind the runtime's back", () => {
+  test("are released once past their grace, and only when their container is gone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "paddock-network-files-"));
+    const files = new NetworkFiles(dir);
+    try {
+      await files.create("sbx-gone", "sbx-gone");
+      await files.create("sbx-alive", "sbx-alive");
+      const mounted = () =>
+        readFileSync("/proc/mounts", "utf8")
+          .split("\n")
+          .filter((line) => line.includes(dir));
+      expect(mounted()).toHaveLength(2);
+      await files.releaseOrphans(async () => false, 60_000);
+      expect(mounted()).toHaveLength(2); // too young: a create may be on its way
+      await files.releaseOrphans(async (sandboxId) => sandboxId === "sbx-alive", 0);
+      expect(mounted()).toHaveLength(1);
+      expect(readdirSync(dir)).toEqual(["sbx-alive"]);
+    } finally {
+      await files.release("sbx-gone");
+      await files.release("sbx-alive");
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { appendFile, mkdir, rm, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Mount } from "./volumes.js";
@@ -82,6 +82,23 @@ export class NetworkFiles {
     const directory = this.directoryOf(sandboxId);
     await run("umount", [directory]).catch(() => undefined);
     await rm(directory, { recursive: true, force: true });
+  }
+
+  /**
+   * Releases the files of sandboxes whose container is gone without this runtime removing it (a
+   * container removed by hand, a server killed mid-cleanup). Only those older than `graceMs`:
+   * another server on the engine may be creating a sandbox whose container does not exist yet.
+   */
+  async releaseOrphans(
+    containerExists: (sandboxId: string) => Promise<boolean>,
+    graceMs: number,
+  ): Promise<void> {
+    const names = await readdir(this.dir).catch(() => []);
+    for (const sandboxId of names) {
+      const made = await stat(this.directoryOf(sandboxId)).catch(() => undefined);
+      if (!made || Date.now() - made.birthtimeMs < graceMs) continue;
+      if (!(await containerExists(sandboxId))) await this.release(sandboxId);
+    }
   }
 
   private directoryOf(sandboxId: string): string {
