@@ -251,7 +251,9 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
     });
   } catch (error) {
     for (const [partial, opening] of partials) {
-      (await opening.catch(() => undefined))?.destroy();
+      // A write may still be in flight: its failure once the stream is destroyed is expected,
+      // and unheard it would be an uncaught error that ends execd.
+      (await opening.catch(() => undefined))?.on("error", () => undefined).destroy();
       await rm(partial, { force: true });
     }
     throw error;
