@@ -5,7 +5,7 @@ import type { FastifyRequest } from "fastify";
 import { principalOf } from "./auth-hook.js";
 import { clientOf } from "./client-address.js";
 import { ControlPlaneErrors } from "./errors.js";
-import { planLimits, planOf } from "./plans.js";
+import { planLimits, planOfAccount } from "./plans.js";
 import type { RateCounters, RateHit } from "./rate-limit.js";
 
 /** What the operator configured: `[plans]` and `[rate_limits]`. */
@@ -36,13 +36,13 @@ export class AccountLimits {
 
   /** What the account's plan lets it hold at once, for the runtime to check as it writes. */
   async sandboxQuota(accountId: string): Promise<SandboxQuota> {
-    const plan = await this.planOfAccount(accountId);
+    const plan = await planOfAccount(this.db, accountId);
     const limits = planLimits(this.settings.plans, plan.id);
     return { plan: plan.name, maxSandboxes: limits.maxSandboxes, maxDiskBytes: limits.maxDiskBytes };
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {
-    const plan = await this.planOfAccount(accountId);
+    const plan = await planOfAccount(this.db, accountId);
     return { plan: plan.name, max: planLimits(this.settings.plans, plan.id).maxApiKeys };
   }
 
@@ -89,14 +89,5 @@ export class AccountLimits {
     const wait = await this.counters.hit(hits);
     if (wait > 0)
       throw new PaddockError(ControlPlaneErrors.rateLimited, message(wait), { retryAfterSeconds: wait });
-  }
-
-  private async planOfAccount(accountId: string) {
-    const row = await this.db
-      .selectFrom("accounts")
-      .select("plan")
-      .where("id", "=", accountId)
-      .executeTakeFirst();
-    return planOf(row?.plan ?? "free");
   }
 }

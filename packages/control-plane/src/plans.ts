@@ -1,4 +1,5 @@
 import { type PaddockConfig, parseMemoryBytes } from "@paddock/common";
+import type { Db } from "@paddock/db";
 /**
  * The platform's plans. An account's plan id is stored on its row (`accounts.plan`); usage
  * enforcement reads allowances from here and billing moves accounts between plans.
@@ -46,4 +47,10 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
     maxDiskBytes: disk ? (parseMemoryBytes(disk) ?? null) : null,
     maxApiKeys: settings[`${plan}_max_api_keys`],
   };
+}
+
+/** An account's plan, read from its row (an account not found is treated as Free). */
+export async function planOfAccount(db: Db, accountId: string): Promise<Plan> {
+  const row = await db.selectFrom("accounts").select("plan").where("id", "=", accountId).executeTakeFirst();
+  return planOf(row?.plan ?? "free");
 }

@@ -3,7 +3,7 @@ import type { Db, Lease } from "@paddock/db";
 import { periodOf, type SandboxOperations, type UsageLedger } from "@paddock/runtime";
 import type { FastifyBaseLogger } from "fastify";
 import { ControlPlaneErrors } from "./errors.js";
-import { type Plan, planOf } from "./plans.js";
+import { type Plan, planOfAccount } from "./plans.js";
 
 type Logger = Pick<FastifyBaseLogger, "info" | "debug" | "warn">;
 
@@ -45,7 +45,7 @@ export class Usage {
   }
 
   async summary(accountId: string, at = new Date()) {
-    const plan = await this.planOfAccount(accountId);
+    const plan = await planOfAccount(this.db, accountId);
     const included = this.includedMinutes(plan);
     const { runningMs, running } = await this.ledger.accountUsage(accountId, at);
     const days = await this.ledger.accountDays(accountId, at);
@@ -121,17 +121,8 @@ export class Usage {
   }
 
   private async overLimit(accountId: string): Promise<boolean> {
-    const included = this.includedMinutes(await this.planOfAccount(accountId));
+    const included = this.includedMinutes(await planOfAccount(this.db, accountId));
     if (included === null) return false;
     return (await this.ledger.accountUsage(accountId)).runningMs >= included * msPerMinute;
-  }
-
-  private async planOfAccount(accountId: string): Promise<Plan> {
-    const row = await this.db
-      .selectFrom("accounts")
-      .select("plan")
-      .where("id", "=", accountId)
-      .executeTakeFirst();
-    return planOf(row?.plan ?? "free");
   }
 }
