@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Writable } from "node:stream";
 import { encodeSse, type SseEvent } from "@paddock/common/sse";
 
 /** Starts an SSE response. `send` reports false when the client's buffer is full (wait for drain). */
@@ -24,8 +25,8 @@ export interface Pausable {
   resume(): void;
 }
 
-/** Resolves once `res` can take more ('drain'), or once its client has gone ('close'). */
-export function drained(res: ServerResponse): Promise<void> {
+/** Resolves once `res` can take more ('drain'), or once it has gone ('close'): its client left, its process exited. */
+export function drained(res: Writable): Promise<void> {
   if (res.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {

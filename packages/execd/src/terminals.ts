@@ -15,7 +15,7 @@ import {
   readObject,
   sendJson,
 } from "./http.js";
-import { openSse } from "./sse-response.js";
+import { drained, openSse } from "./sse-response.js";
 
 /** The static helper that opens the pseudo-terminal (native/paddock-pty.c). */
 export const ptyHelper = process.env.PADDOCK_EXECD_PTY ?? `${EXECD_MOUNT}/bin/paddock-pty`;
@@ -25,19 +25,6 @@ const inputLimit = 1024 * 1024;
 interface Terminal {
   helper: ChildProcess;
   resize(rows: number, cols: number): void;
-}
-
-/** Resolves once `stream` can take more, or is gone (its helper exited). */
-function drainedOrClosed(stream: Writable): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      stream.off("drain", done);
-      stream.off("close", done);
-      resolve();
-    };
-    stream.on("drain", done);
-    stream.on("close", done);
-  });
 }
 
 const terminalNotFound = (id: string) => new ExecdError(404, "terminal_not_found", `no terminal ${id}`);
@@ -119,7 +106,7 @@ export class Terminals {
         throw new ExecdError(413, "payload_too_large", "input is limited to 1 MiB per request");
       const stdin = terminal.helper.stdin;
       // A program that does not read its terminal holds the input back here, not in memory.
-      if (stdin && !stdin.write(chunk)) await drainedOrClosed(stdin);
+      if (stdin && !stdin.write(chunk)) await drained(stdin);
     }
     sendJson(res, 200, {});
   }
