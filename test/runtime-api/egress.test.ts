@@ -180,6 +180,17 @@ describe.each(egressRuntimes)("sandboxes with a network policy ($name)", ({ secu
     expect(direct).not.toContain("hello");
   });
 
+  test("the policy holds across a pause and a resume", async () => {
+    await sandbox.pause();
+    await expect.poll(async () => (await sandbox.getInfo()).status.state, { timeout: 30_000 }).toBe("Paused");
+    const resumed = await sandbox.resume({ readyTimeoutSeconds: 60 });
+    expect(await getFrom(id, "allowed.test")).toContain(`hello from ${world.allowed}`);
+    const direct = await getFrom(id, world.denied);
+    expect(direct).toContain("failed");
+    expect(direct).not.toContain("hello");
+    expect((await resumed.getEgressPolicy()).egress).toHaveLength(2);
+  });
+
   test("a malformed rule is refused before anything is created", async () => {
     const before = (await (await t.api("/v1/sandboxes")).json()) as { items: unknown[] };
     for (const target of ["10.0.0.0/33", "exa mple.com", "*.*.com", ""]) {
