@@ -54,7 +54,7 @@ export function resolveDockerSecureRuntime(
       `secure_runtime.type = "${config.type}" needs the Docker runtime "${name}", but the engine offers: ${available}. ${hint}; or set secure_runtime.docker_runtime to the registered name, or secure_runtime.type = "" to run without a secure runtime.`,
     );
   }
-  // Kata runs a real guest kernel, where the sidecar's rules apply as under runc.
+  // Kata runs a real guest kernel (accepted as before; there is no Kata on the test machines).
   return config.type === "gvisor"
     ? gvisor(name)
     : { type: config.type, engineName: name, supportsNetworkPolicy: true };
