@@ -73,13 +73,6 @@ describe("the /v1 API answers bad input with a 4xx and a stable code", () => {
     [
       "POST",
       "/v1/sandboxes",
-      { image, entrypoint, networkPolicy: { defaultAction: "deny" } },
-      400,
-      "network_policy_unsupported",
-    ],
-    [
-      "POST",
-      "/v1/sandboxes",
       { image, entrypoint, networkPolicy: { egress: [{ action: "maybe", target: "a.b" }] } },
       400,
       "invalid_request",

@@ -1,6 +1,7 @@
 // The "outside world" for egress tests, run inside a network namespace of the test's own:
-// a DNS server on the first address given and an HTTP server on every address. Nothing here
-// reaches past this machine. Usage: node egress-world.mjs <dns-address> <name>=<address>...
+// a DNS server on the first address given, and an HTTP server (port 80) and a UDP echo (port 7)
+// on every address. Nothing here reaches past this machine.
+// Usage: node egress-world-server.mjs <dns-address> <name>=<address>...
 import dgram from "node:dgram";
 import http from "node:http";
 
@@ -45,7 +46,15 @@ function answer(query) {
 
 const dns = dgram.createSocket("udp4");
 dns.on("message", (query, peer) => dns.send(answer(query), peer.port, peer.address));
-dns.bind(53, dnsAddress, () => {
+/** One echo socket per address: a wildcard one would answer from the route's address instead. */
+function echoOn(address) {
+  const echo = dgram.createSocket("udp4");
+  echo.on("message", (datagram, peer) => echo.send(datagram, peer.port, peer.address));
+  return new Promise((resolve) => echo.bind(7, address, resolve));
+}
+
+dns.bind(53, dnsAddress, async () => {
+  await Promise.all([...new Set(records.values())].map(echoOn));
   http
     .createServer((request, response) => response.end(`hello from ${request.socket.localAddress}\n`))
     .listen(80, "0.0.0.0", () => console.log("ready"));

@@ -70,8 +70,23 @@ export async function openEgressWorld() {
   };
 }
 
+/**
+ * The runtimes every egress test runs under: runc, and gVisor with host-kernel sockets, where the
+ * sidecar's rules apply to the sandbox's sockets all the same (decision 0006).
+ */
+export const egressRuntimes = [
+  { name: "runc", secureRuntime: { type: "" as const } },
+  { name: "gVisor", secureRuntime: { type: "gvisor" as const } },
+];
+
 /** What a plain HTTP GET from inside the sandbox sees: the body, or why it failed. */
 export async function getFrom(sandboxId: string, host: string): Promise<string> {
   const script = `timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/80 && printf "GET / HTTP/1.0\\r\\n\\r\\n" >&3 && cat <&3' 2>&1 || echo "failed: $?"`;
+  return (await bashIn(sandboxId, script)).output;
+}
+
+/** What a UDP datagram sent from inside the sandbox to the world's echo (port 7) brings back. */
+export async function udpEchoFrom(sandboxId: string, host: string): Promise<string> {
+  const script = `exec 3<>/dev/udp/${host}/7 && echo udp-ping >&3 && timeout 3 head -n 1 <&3 2>&1 || echo "failed: $?"`;
   return (await bashIn(sandboxId, script)).output;
 }

@@ -63,9 +63,10 @@ export interface World {
 
 /**
  * The outside world, entirely on this machine: a Docker network with two HTTP servers, a DNS
- * server, and a "sandbox" with the capabilities the runtime gives sandboxes (no NET_ADMIN).
+ * server, and a "sandbox" with the capabilities the runtime gives sandboxes (no NET_ADMIN), under
+ * the engine runtime given (`runsc` is registered with `--network=host`: host-kernel sockets).
  */
-export async function createWorld(): Promise<World> {
+export async function createWorld(runtime: "runc" | "runsc"): Promise<World> {
   const prefix = `paddock-egress-test-${randomBytes(4).toString("hex")}`;
   await docker("network", "create", "--label", LABEL, prefix);
   const start = (name: string, ...args: string[]) =>
@@ -101,6 +102,8 @@ export async function createWorld(): Promise<World> {
   ];
   await start(
     "sandbox",
+    "--runtime",
+    runtime,
     "--dns",
     dns,
     "--cap-drop",
@@ -124,7 +127,10 @@ export async function createWorld(): Promise<World> {
   };
 }
 
-/** Starts the sidecar as the runtime does: in the sandbox's network namespace, NET_ADMIN only there. */
+/**
+ * Starts the sidecar as the runtime does: on the host kernel, in the sandbox's network namespace,
+ * NET_ADMIN only there.
+ */
 export async function startSidecar(world: World, policy: unknown): Promise<void> {
   await docker(
     "run",
@@ -133,6 +139,8 @@ export async function startSidecar(world: World, policy: unknown): Promise<void>
     world.sidecar,
     "--label",
     LABEL,
+    "--runtime",
+    "runc",
     "--network",
     `container:${world.sandbox}`,
     "--cap-drop",

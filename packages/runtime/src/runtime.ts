@@ -66,7 +66,7 @@ export interface SecureRuntime {
   type: SecureRuntimeType;
   /** Engine runtime name (Docker) or RuntimeClass (Kubernetes); empty for the standard runtime. */
   engineName: string;
-  /** Whether an egress sidecar (which needs a NAT table) can run beside sandboxes. */
+  /** Whether an egress sidecar's nftables rules reach the sandboxes' sockets (decision 0006). */
   supportsNetworkPolicy: boolean;
 }
 

@@ -103,12 +103,22 @@ export class DockerRuntime implements Runtime {
       );
     }
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
-    this.resolvedSecureRuntime = resolveDockerSecureRuntime(this.config.secure_runtime, engineRuntimes);
+    const runtimeArgs = Object.fromEntries(
+      Object.entries(info.Runtimes ?? {}).map(([name, runtime]) => [
+        name,
+        (runtime as { runtimeArgs?: string[] }).runtimeArgs ?? [],
+      ]),
+    );
+    this.resolvedSecureRuntime = resolveDockerSecureRuntime(
+      this.config.secure_runtime,
+      engineRuntimes,
+      runtimeArgs,
+    );
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
-    const engineRuntime = info.Runtimes?.[this.resolvedSecureRuntime.engineName] as
-      | { runtimeArgs?: string[] }
-      | undefined;
-    this.snapshotProblem = snapshotProblem(this.resolvedSecureRuntime.type, engineRuntime?.runtimeArgs ?? []);
+    this.snapshotProblem = snapshotProblem(
+      this.resolvedSecureRuntime.type,
+      runtimeArgs[this.resolvedSecureRuntime.engineName] ?? [],
+    );
     this.logger.info(
       {
         secureRuntime: this.resolvedSecureRuntime.type || "none",
@@ -364,6 +374,9 @@ export class DockerRuntime implements Runtime {
         [sandboxLabel]: spec.sandboxId,
       },
       HostConfig: {
+        // On the host kernel whatever the engine's default runtime: its rules must be made there,
+        // in the namespace where the sandbox's sockets live (gVisor's hostinet included).
+        Runtime: "runc",
         NetworkMode: `container:${sandboxContainerId}`,
         CapDrop: ["ALL"],
         CapAdd: ["NET_ADMIN"],

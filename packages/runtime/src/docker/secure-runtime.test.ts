@@ -2,6 +2,8 @@ import { describe, expect, test } from "vitest";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
 
 const engine = ["io.containerd.runc.v2", "runc", "runsc"];
+/** How `make setup` registers runsc (README). */
+const hostNetwork = ["--network=host", "--platform=ptrace", "--overlay2=none"];
 const config = (type: "auto" | "" | "gvisor" | "kata" | "firecracker", docker_runtime = "") => ({
   type,
   docker_runtime,
@@ -10,10 +12,10 @@ const config = (type: "auto" | "" | "gvisor" | "kata" | "firecracker", docker_ru
 
 describe("secure runtime selection in Docker mode", () => {
   test("defaults to gVisor when the engine has runsc, and to runc when it does not", () => {
-    expect(resolveDockerSecureRuntime(config("auto"), engine)).toEqual({
+    expect(resolveDockerSecureRuntime(config("auto"), engine, { runsc: hostNetwork })).toEqual({
       type: "gvisor",
       engineName: "runsc",
-      supportsNetworkPolicy: false,
+      supportsNetworkPolicy: true,
     });
     expect(resolveDockerSecureRuntime(config("auto"), ["runc"]).type).toBe("");
   });
@@ -34,11 +36,22 @@ describe("secure runtime selection in Docker mode", () => {
     );
   });
 
-  test("the standard runtime and Kata allow network policies; gVisor does not", () => {
+  test("the standard runtime and Kata allow network policies; gVisor only with host-kernel sockets", () => {
     expect(resolveDockerSecureRuntime(config(""), engine).supportsNetworkPolicy).toBe(true);
     expect(
       resolveDockerSecureRuntime(config("kata"), [...engine, "kata-runtime"]).supportsNetworkPolicy,
     ).toBe(true);
+    const gvisor = (runtimeArgs: string[], type: "gvisor" | "auto" = "gvisor") =>
+      resolveDockerSecureRuntime(config(type), engine, { runsc: runtimeArgs }).supportsNetworkPolicy;
+    expect(gvisor(hostNetwork)).toBe(true);
+    expect(gvisor(hostNetwork, "auto")).toBe(true);
+    expect(gvisor(["--network", "host"])).toBe(true);
+    expect(gvisor(["-network=host"])).toBe(true);
+    // gVisor's own netstack (the default, or named), or no network at all.
+    expect(gvisor([])).toBe(false);
+    expect(gvisor(["--network=sandbox", "--platform=ptrace"])).toBe(false);
+    expect(gvisor(["--network=none"])).toBe(false);
+    expect(gvisor(["--network=hostile"])).toBe(false);
     expect(resolveDockerSecureRuntime(config("gvisor"), engine).supportsNetworkPolicy).toBe(false);
   });
 });

@@ -4,18 +4,38 @@ import { RuntimeStartError, type SecureRuntime } from "../runtime.js";
 const defaultEngineNames = { gvisor: "runsc", kata: "kata-runtime" } as const;
 
 /**
- * Resolves `[secure_runtime]` against the runtimes the Docker engine really has, refusing
- * combinations that cannot work with a message that says what to change.
+ * Whether runsc registered with these arguments gives its sandboxes host-kernel sockets
+ * (`--network=host`) in the container's own network namespace: the egress sidecar's nftables
+ * rules, made there by a process on the host kernel, then apply to them (decision 0006). Its own
+ * netstack (the default) has no NAT table for them to apply to.
+ */
+export function runscUsesHostNetwork(runtimeArgs: string[]): boolean {
+  return runtimeArgs.some(
+    (arg, index) =>
+      /^--?network=host$/.test(arg) || (/^--?network$/.test(arg) && runtimeArgs[index + 1] === "host"),
+  );
+}
+
+/**
+ * Resolves `[secure_runtime]` against the runtimes the Docker engine really has (and the
+ * arguments each is registered with), refusing combinations that cannot work with a message that
+ * says what to change.
  */
 export function resolveDockerSecureRuntime(
   config: PaddockConfig["secure_runtime"],
   engineRuntimes: string[],
+  runtimeArgs: Record<string, string[]> = {},
 ): SecureRuntime {
   const available = engineRuntimes.join(", ") || "none";
+  const gvisor = (name: string): SecureRuntime => ({
+    type: "gvisor",
+    engineName: name,
+    supportsNetworkPolicy: runscUsesHostNetwork(runtimeArgs[name] ?? []),
+  });
   if (config.type === "auto") {
     const name = config.docker_runtime || defaultEngineNames.gvisor;
     return engineRuntimes.includes(name)
-      ? { type: "gvisor", engineName: name, supportsNetworkPolicy: false }
+      ? gvisor(name)
       : { type: "", engineName: "", supportsNetworkPolicy: true };
   }
   if (config.type === "") return { type: "", engineName: "", supportsNetworkPolicy: true };
@@ -34,6 +54,8 @@ export function resolveDockerSecureRuntime(
       `secure_runtime.type = "${config.type}" needs the Docker runtime "${name}", but the engine offers: ${available}. ${hint}; or set secure_runtime.docker_runtime to the registered name, or secure_runtime.type = "" to run without a secure runtime.`,
     );
   }
-  // gVisor has no NAT table, which the egress sidecar needs; Kata runs a real guest kernel.
-  return { type: config.type, engineName: name, supportsNetworkPolicy: config.type !== "gvisor" };
+  // Kata runs a real guest kernel (accepted as before; there is no Kata on the test machines).
+  return config.type === "gvisor"
+    ? gvisor(name)
+    : { type: config.type, engineName: name, supportsNetworkPolicy: true };
 }

@@ -29,6 +29,7 @@ export async function resolveKubernetesSecureRuntime(
       `secure_runtime.type = "${config.type}" needs the RuntimeClass "${name}", which the cluster does not have. Create it (apiVersion: node.k8s.io/v1, kind: RuntimeClass, metadata.name: ${name}, handler: ${usual.handler}) on nodes whose container runtime has that handler; or set secure_runtime.k8s_runtime_class to an existing RuntimeClass, or secure_runtime.type = "" to run without a secure runtime.`,
     );
   }
-  // gVisor has no NAT table, which the egress sidecar needs; Kata guests run a real kernel.
+  // Under gVisor the egress sidecar would run inside the pod's gVisor sandbox, whose kernel has no
+  // nftables (decision 0006); Kata guests run a real kernel.
   return { type: config.type, engineName: name, supportsNetworkPolicy: config.type !== "gvisor" };
 }
