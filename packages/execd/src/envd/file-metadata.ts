@@ -13,8 +13,9 @@ const namespaceBytes = "user.e2b.".length;
 const maxKeyBytes = 255 - namespaceBytes;
 const maxFileBytes = 4096;
 const printable = /^[\x20-\x7e]*$/;
-/** Files with metadata one sandbox may hold: the store stays a few MiB at most in memory. */
+/** What one sandbox's store may hold, so that execd's memory stays bounded. */
 const maxFiles = 50_000;
+const maxBytes = 16 * 2 ** 20;
 
 /**
  * The metadata an upload sets, from its `X-Metadata-<key>: <value>` headers as envd reads them
@@ -60,6 +61,23 @@ type Line =
   | { drop: string }
   | { move: string; path: string };
 
+function size(entry: Entry): number {
+  return (
+    entry.path.length +
+    Object.entries(entry.metadata).reduce((sum, [key, value]) => sum + key.length + value.length, 0)
+  );
+}
+
+/** A metadata map as the log holds it: read back from a file the sandbox could have written. */
+function isMetadata(value: unknown): value is Metadata {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((item) => typeof item === "string")
+  );
+}
+
 function identity(stats: Stats): string {
   return `${stats.dev}:${stats.ino}`;
 }
@@ -78,13 +96,15 @@ function below(path: string, root: string): boolean {
  * (gVisor's), only at the path envd last wrote or moved the file to. envd's own moves and removals
  * update the store; a file deleted by another program leaves an entry that no longer matches.
  *
- * Kept in a log of changes (JSON lines) beside nothing the user sees, rewritten when mostly stale,
- * so a restarted execd finds the metadata again; without a file, in memory only.
+ * Kept in a log of changes (JSON lines), rewritten when mostly stale, so that a restarted execd
+ * finds the metadata again; without a file, in memory only. Bounded in files and bytes.
  */
 export class FileMetadataStore {
   private entries: Map<string, Entry> | undefined;
   private loading: Promise<Map<string, Entry>> | undefined;
   private lines = 0;
+  /** What the entries hold, roughly in bytes: bounded, as execd's memory must be. */
+  private bytes = 0;
   /** Changes are written one after another, in the order they were made. */
   private writing: Promise<void> = Promise.resolve();
 
@@ -103,19 +123,23 @@ export class FileMetadataStore {
     const entries = await this.load();
     const stats = await stat(path);
     const key = identity(stats);
+    const resolved = await realpath(path);
+    // An entry left at this path by a file that is gone: the file there now is this one.
+    for (const [other, entry] of entries)
+      if (other !== key && entry.path === resolved) await this.drop(other);
     if (Object.keys(metadata).length === 0) {
-      if (entries.delete(key)) await this.record({ drop: key });
+      if (entries.has(key)) await this.drop(key);
       return;
     }
-    if (!entries.has(key) && entries.size >= maxFiles) {
-      await this.prune();
-      if (entries.size >= maxFiles)
-        throw new ConnectError(
-          "resource_exhausted",
-          `${maxFiles} files have metadata already; remove some or upload without metadata`,
-        );
-    }
-    const entry = { path: await realpath(path), birth: stats.birthtimeMs, metadata };
+    const entry = { path: resolved, birth: stats.birthtimeMs, metadata };
+    const growth = size(entry) - (entries.has(key) ? size(entries.get(key) as Entry) : 0);
+    if (!this.fits(growth, entries.has(key))) await this.prune();
+    if (!this.fits(growth, entries.has(key)))
+      throw new ConnectError(
+        "resource_exhausted",
+        `the sandbox's file metadata is limited to ${maxFiles} files and ${maxBytes} bytes; remove some files or upload without metadata`,
+      );
+    this.bytes += growth;
     entries.set(key, entry);
     await this.record({ set: key, ...entry });
   }
@@ -131,8 +155,7 @@ export class FileMetadataStore {
         entry.path = to + entry.path.slice(from.length);
         await this.record({ move: key, path: entry.path });
       } else if (below(entry.path, to)) {
-        entries.delete(key);
-        await this.record({ drop: key });
+        await this.drop(key);
       }
     }
   }
@@ -140,16 +163,25 @@ export class FileMetadataStore {
   /** envd removed `path` (as the filesystem resolves it) and everything below it. */
   async removed(path: string): Promise<void> {
     const entries = await this.load();
-    for (const [key, entry] of entries) {
-      if (!below(entry.path, path)) continue;
-      entries.delete(key);
-      await this.record({ drop: key });
-    }
+    for (const [key, entry] of entries) if (below(entry.path, path)) await this.drop(key);
   }
 
   private matches(entry: Entry, path: string, stats: Stats): boolean {
     if (entry.birth > 0 || stats.birthtimeMs > 0) return entry.birth === stats.birthtimeMs;
     return entry.path === path;
+  }
+
+  private fits(growth: number, known: boolean): boolean {
+    const files = (this.entries?.size ?? 0) + (known ? 0 : 1);
+    return files <= maxFiles && this.bytes + growth <= maxBytes;
+  }
+
+  private async drop(key: string): Promise<void> {
+    const entry = this.entries?.get(key);
+    if (!entry) return;
+    this.entries?.delete(key);
+    this.bytes -= size(entry);
+    await this.record({ drop: key });
   }
 
   /** Drops the entries whose file is gone from where it was last seen (deleted by other programs). */
@@ -158,8 +190,7 @@ export class FileMetadataStore {
     for (const [key, entry] of entries) {
       const stats = await lstat(entry.path).catch(() => undefined);
       if (stats && identity(stats) === key && this.matches(entry, entry.path, stats)) continue;
-      entries.delete(key);
-      await this.record({ drop: key });
+      await this.drop(key);
     }
   }
 
@@ -176,21 +207,29 @@ export class FileMetadataStore {
   private async read(): Promise<Map<string, Entry>> {
     const entries = new Map<string, Entry>();
     if (!this.file) return entries;
+    // A log far larger than the store can be was not written by execd: it is not read.
+    const length = (await stat(this.file).catch(() => undefined))?.size ?? 0;
+    if (length > 4 * maxBytes) return entries;
     const text = await readFile(this.file, "utf8").catch(() => "");
     for (const raw of text.split("\n")) {
       if (!raw) continue;
       this.lines++;
+      let line: Partial<Record<string, unknown>>;
       try {
-        const line = JSON.parse(raw) as Line;
-        if ("set" in line && typeof line.path === "string" && typeof line.birth === "number")
-          entries.set(line.set, { path: line.path, birth: line.birth, metadata: { ...line.metadata } });
-        else if ("drop" in line) entries.delete(line.drop);
-        else if ("move" in line && typeof line.path === "string") {
-          const entry = entries.get(line.move);
-          if (entry) entry.path = line.path;
-        }
-      } catch {}
+        line = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      if (typeof line.set === "string" && typeof line.path === "string" && typeof line.birth === "number") {
+        if (isMetadata(line.metadata))
+          entries.set(line.set, { path: line.path, birth: line.birth, metadata: line.metadata });
+      } else if (typeof line.drop === "string") entries.delete(line.drop);
+      else if (typeof line.move === "string" && typeof line.path === "string") {
+        const entry = entries.get(line.move);
+        if (entry) entry.path = line.path;
+      }
     }
+    for (const entry of entries.values()) this.bytes += size(entry);
     return entries;
   }
 
