@@ -4,7 +4,7 @@
  * (test/e2b/envd-features.test.ts) covers the same through Paddock's server under gVisor and runc.
  */
 import type { Stats } from "node:fs";
-import { chmod, link, mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, link, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -295,6 +295,55 @@ describe("the metadata store", () => {
       const real = await stat(path);
       expect(await store.get("/elsewhere", real)).toEqual(real.birthtimeMs > 0 ? { k: "v" } : undefined);
       expect(await store.get(path, { ...real, birthtimeMs: real.birthtimeMs + 1 } as Stats)).toBeUndefined();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("bounded: past its limit the files deleted by other programs are forgotten, then writes are refused", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "envd-metadata-store-"));
+    try {
+      const store = new FileMetadataStore(undefined, { files: 3, bytes: 1_000_000 });
+      const files = await Promise.all(
+        [1, 2, 3, 4].map(async (n) => {
+          const path = join(dir, `${n}.txt`);
+          await writeFile(path, String(n));
+          return path;
+        }),
+      );
+      for (const path of files.slice(0, 3)) await store.set(path, { n: "1" });
+      await expect(store.set(files[3] as string, { n: "1" })).rejects.toMatchObject({
+        code: "resource_exhausted",
+      });
+      // Replacing a known file's metadata needs no room.
+      await store.set(files[0] as string, { n: "2" });
+      await rm(files[1] as string);
+      await store.set(files[3] as string, { n: "1" });
+      expect(await store.get(files[3] as string, await stat(files[3] as string))).toEqual({ n: "1" });
+      const small = new FileMetadataStore(undefined, { files: 10, bytes: 200 });
+      await expect(small.set(files[0] as string, { big: "x".repeat(300) })).rejects.toMatchObject({
+        code: "resource_exhausted",
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a write through envd replaces an entry another file left at its path; the log is compacted", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "envd-metadata-store-"));
+    try {
+      const path = join(dir, "f.txt");
+      await writeFile(path, "f");
+      const log = join(dir, "store.jsonl");
+      await writeFile(log, `${JSON.stringify({ set: "9:1", path, birth: 0, metadata: { old: "1" } })}\n`);
+      const store = new FileMetadataStore(log);
+      expect(await store.get(path, stats(9, 1, 0))).toEqual({ old: "1" });
+      await store.set(path, {});
+      expect(await store.get(path, stats(9, 1, 0))).toBeUndefined();
+      for (let round = 0; round <= 1500; round++) await store.set(path, round % 2 ? {} : { round: "even" });
+      const lines = (await readFile(log, "utf8")).trim().split("\n").length;
+      expect(lines).toBeLessThan(1100);
+      expect(await new FileMetadataStore(log).get(path, await stat(path))).toEqual({ round: "even" });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

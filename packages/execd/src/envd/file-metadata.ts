@@ -13,9 +13,8 @@ const namespaceBytes = "user.e2b.".length;
 const maxKeyBytes = 255 - namespaceBytes;
 const maxFileBytes = 4096;
 const printable = /^[\x20-\x7e]*$/;
-/** What one sandbox's store may hold, so that execd's memory stays bounded. */
-const maxFiles = 50_000;
-const maxBytes = 16 * 2 ** 20;
+/** What one sandbox's store holds at most, so that execd's memory stays bounded. */
+const storeLimits = { files: 50_000, bytes: 16 * 2 ** 20 };
 
 /**
  * The metadata an upload sets, from its `X-Metadata-<key>: <value>` headers as envd reads them
@@ -108,7 +107,10 @@ export class FileMetadataStore {
   /** Changes are written one after another, in the order they were made. */
   private writing: Promise<void> = Promise.resolve();
 
-  constructor(private readonly file?: string) {}
+  constructor(
+    private readonly file?: string,
+    private readonly limits = storeLimits,
+  ) {}
 
   /** The metadata of the entry `stats` describes (lstat of `path`), if it has any. */
   async get(path: string, stats: Stats): Promise<Metadata | undefined> {
@@ -137,7 +139,7 @@ export class FileMetadataStore {
     if (!this.fits(growth, entries.has(key)))
       throw new ConnectError(
         "resource_exhausted",
-        `the sandbox's file metadata is limited to ${maxFiles} files and ${maxBytes} bytes; remove some files or upload without metadata`,
+        `the sandbox's file metadata is limited to ${this.limits.files} files and ${this.limits.bytes} bytes; remove some files or upload without metadata`,
       );
     this.bytes += growth;
     entries.set(key, entry);
@@ -173,7 +175,7 @@ export class FileMetadataStore {
 
   private fits(growth: number, known: boolean): boolean {
     const files = (this.entries?.size ?? 0) + (known ? 0 : 1);
-    return files <= maxFiles && this.bytes + growth <= maxBytes;
+    return files <= this.limits.files && this.bytes + growth <= this.limits.bytes;
   }
 
   private async drop(key: string): Promise<void> {
@@ -209,7 +211,7 @@ export class FileMetadataStore {
     if (!this.file) return entries;
     // A log far larger than the store can be was not written by execd: it is not read.
     const length = (await stat(this.file).catch(() => undefined))?.size ?? 0;
-    if (length > 4 * maxBytes) return entries;
+    if (length > 4 * this.limits.bytes) return entries;
     const text = await readFile(this.file, "utf8").catch(() => "");
     for (const raw of text.split("\n")) {
       if (!raw) continue;
