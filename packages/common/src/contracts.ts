@@ -116,7 +116,7 @@ export const E2B_ENVD_PORT = 49983;
 export const E2B_CODE_INTERPRETER_PORT = 49999;
 export const EXECD_ENVD_PREFIX = "/e2b/envd";
 export const EXECD_CODE_INTERPRETER_PREFIX = "/e2b/code-interpreter";
-export const E2B_ENVD_VERSION = "0.5.7";
+export const E2B_ENVD_VERSION = "0.6.4";
 
 /** The sandbox states, in the order of their lifecycle (Failed: the error state), as the API
  *  names them; the moves between them are the runtime's state machine. */

@@ -390,8 +390,14 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     { schema: { ...one, querystring: MetricsQuery } },
     async (request) => {
       const sandbox = await visible(request, request.params.sandboxID);
-      // Paddock keeps no history of a sandbox's usage: the answer is one sample, taken now.
-      if (sandbox.status.state !== "Running") return [];
+      // Paddock keeps no history of a sandbox's usage: the answer is one sample, taken now, when
+      // now lies in the window asked for (seconds; by default from the sandbox's start to now).
+      const now = Math.floor(Date.now() / 1000);
+      const start = Math.max(request.query.start ?? 0, Math.floor(Date.parse(sandbox.createdAt) / 1000));
+      const end = request.query.end ?? Number.MAX_SAFE_INTEGER;
+      if (request.query.start !== undefined && request.query.end !== undefined && request.query.start > end)
+        invalid(`start (${request.query.start}) is after end (${end})`);
+      if (sandbox.status.state !== "Running" || start > now || end < start) return [];
       const target = await sandboxes.target(sandbox.id, EXECD_PORT, owner(request));
       const answer = await fetch(`http://${target.host}:${target.port}${EXECD_ENVD_PREFIX}/metrics`, {
         headers: { [EXECD_TOKEN_HEADER]: sandboxes.tokens(sandbox.id).execd },
@@ -402,7 +408,9 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       if (!answer.ok)
         throw new PaddockError(Errors.endpointUnavailable, `the sandbox answered ${answer.status}`);
       const sample = (await answer.json()) as Record<string, number>;
-      const at = new Date((sample.ts ?? Date.now() / 1000) * 1000);
+      const at = new Date((sample.ts ?? now) * 1000);
+      const seconds = Math.floor(at.getTime() / 1000);
+      if (seconds < start || seconds > end) return [];
       return [
         {
           timestamp: at.toISOString(),

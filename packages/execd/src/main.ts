@@ -31,7 +31,10 @@ if (agentSocket) process.env.TMPDIR = dirname(agentSocket);
 const separator = process.argv.indexOf("--");
 const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
 
-const execd = createExecd({ token, env, cpuLimit, isolated: agentSocket === undefined });
+// envd's file metadata, on the sandbox's own disk so that it outlives a restart of execd (an
+// isolated session's agent keeps its session's in memory).
+const fileMetadataPath = agentSocket ? undefined : "/var/lib/paddock-execd/file-metadata.jsonl";
+const execd = createExecd({ token, env, cpuLimit, isolated: agentSocket === undefined, fileMetadataPath });
 process.on("uncaughtException", (error) => console.error(`execd: ${error.stack ?? error.message}`));
 process.on("unhandledRejection", (error) => console.error(`execd: ${String(error)}`));
 

@@ -44,6 +44,8 @@ export function createExecd(options: {
   cpuLimit?: number;
   /** False in a session's agent: isolated sessions do not nest. */
   isolated?: boolean;
+  /** Where envd's file metadata is kept (in memory only without one). */
+  fileMetadataPath?: string;
 }): Execd {
   const commands = new Commands(options.env);
   const sessions = new Sessions(options.env);
@@ -51,7 +53,7 @@ export function createExecd(options: {
   const metrics = new Metrics(options.cpuLimit);
   const terminals = new Terminals(options.env);
   const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
-  const envd = new Envd({ env: options.env, code, metrics });
+  const envd = new Envd({ env: options.env, code, metrics, fileMetadataPath: options.fileMetadataPath });
 
   const routes: Route[] = [
     route("GET", "/ping", (_req, res) => sendJson(res, 200, { status: "ok" })),

@@ -7,6 +7,7 @@ import { finished, pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
 import { readMultipart } from "../multipart.js";
 import { ConnectError } from "./connect.js";
+import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";
 
 /** Large writes batched (Node's 16 KiB default means a syscall each, dear under gVisor). */
@@ -17,6 +18,21 @@ export interface Uploaded {
   path: string;
   name: string;
   type: "file";
+  metadata?: Metadata;
+}
+
+/** The metadata every file of an upload gets (none clears theirs), and where it is kept. */
+export interface UploadMetadata {
+  metadata: Metadata;
+  store: FileMetadataStore;
+}
+
+/** Records a written file's metadata and describes the file as envd answers it. */
+async function uploaded(target: string, { metadata, store }: UploadMetadata): Promise<Uploaded> {
+  await store.set(target, metadata);
+  const described: Uploaded = { path: target, name: basename(target), type: "file" };
+  if (Object.keys(metadata).length > 0) described.metadata = metadata;
+  return described;
 }
 
 /**
@@ -63,6 +79,7 @@ export async function receiveUpload(
   req: IncomingMessage,
   user: EnvdUser,
   path: string | undefined,
+  metadata: UploadMetadata,
 ): Promise<Uploaded[]> {
   const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding !== "identity" && encoding !== "gzip")
@@ -79,7 +96,7 @@ export async function receiveUpload(
     await (encoding === "gzip" ? pipeline(req, createGunzip(), file) : pipeline(req, file)).catch((error) => {
       throw corruptGzip(error);
     });
-    return [{ path: target, name: basename(target), type: "file" }];
+    return [await uploaded(target, metadata)];
   }
   if (type.startsWith("multipart/")) {
     if (encoding === "gzip")
@@ -87,7 +104,7 @@ export async function receiveUpload(
         "invalid_argument",
         "gzip-encoded multipart uploads are not served; send the file as application/octet-stream",
       );
-    return receiveParts(req, user, path);
+    return receiveParts(req, user, path, metadata);
   }
   throw new ConnectError(
     "invalid_argument",
@@ -99,6 +116,7 @@ async function receiveParts(
   req: IncomingMessage,
   user: EnvdUser,
   path: string | undefined,
+  metadata: UploadMetadata,
 ): Promise<Uploaded[]> {
   const written: Uploaded[] = [];
   const targets = new Set<string>();
@@ -137,7 +155,7 @@ async function receiveParts(
           file.end();
           await finished(file);
           unfinished.delete(file);
-          written.push({ path: target, name: basename(target), type: "file" });
+          written.push(await uploaded(target, metadata));
         },
       };
     });

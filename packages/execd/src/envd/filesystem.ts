@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { lstat, readdir, rename, rm, stat } from "node:fs/promises";
+import type { Stats } from "node:fs";
+import { lstat, readdir, rename, rm, stat, statfs } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Route } from "../server.js";
 import { type CallContext, ConnectError, connectRoutes, keepaliveMs, type Message } from "./connect.js";
+import { type FileMetadataStore, resolvedParent } from "./file-metadata.js";
 import { entryInfo } from "./files-entry.js";
 import { Accounts, ensureDirectory, resolvePath } from "./files-user.js";
 import { DirectoryWatch, type WatchEvent } from "./watch-tree.js";
@@ -50,10 +52,41 @@ async function orNotFound<T>(work: Promise<T>, message: string): Promise<T> {
   }
 }
 
+/**
+ * Filesystems whose changes a watch may miss, by statfs magic number (linux/magic.h): NFS, CIFS,
+ * SMB, SMB2 and FUSE, which envd (0.6.4) watches only when the client allows network mounts.
+ */
+const networkFilesystems = new Map([
+  [0x6969, "NFS"],
+  [0xff534d42, "CIFS"],
+  [0x517b, "SMB"],
+  [0xfe534d42, "SMB2"],
+  [0x65735546, "FUSE"],
+]);
+
+/** The network filesystem a statfs type names, if it is one. */
+export function networkFilesystem(type: number): string | undefined {
+  // statfs's f_type is a signed long where some C libraries sign-extend it.
+  return networkFilesystems.get(type >>> 0);
+}
+
 /** The watched directory, or why it cannot be watched. */
-async function watchable(path: string): Promise<void> {
+async function watchable(path: string, allowNetworkMounts: boolean): Promise<void> {
   const stats = await orNotFound(stat(path), `path ${path} not found`);
   if (!stats.isDirectory()) throw new ConnectError("invalid_argument", `path ${path} is not a directory`);
+  const network = networkFilesystem((await statfs(path)).type);
+  if (network && !allowNetworkMounts)
+    throw new ConnectError(
+      "invalid_argument",
+      `cannot watch path on network filesystem (${network}): ${path}; set allowNetworkMounts to watch it, events may be missed`,
+    );
+}
+
+/** A watch polled with GetWatcherEvents, and whether its events carry their entries. */
+interface PollingWatcher {
+  watch: DirectoryWatch;
+  includeEntry: boolean;
+  accounts: Accounts;
 }
 
 /**
@@ -61,15 +94,17 @@ async function watchable(path: string): Promise<void> {
  * Connect: paths resolve against the call's user's home, and what it creates belongs to that user.
  */
 export class EnvdFilesystem {
-  private readonly pollingWatchers = new Map<string, DirectoryWatch>();
+  private readonly pollingWatchers = new Map<string, PollingWatcher>();
   private readonly streamingWatches = new Set<DirectoryWatch>();
+
+  constructor(private readonly metadata: FileMetadataStore) {}
 
   routes(prefix: string): Route[] {
     return connectRoutes(prefix, "filesystem.Filesystem", {
       unary: {
         Stat: async (request, context) => {
           const { accounts, path } = await target(request, context);
-          return { entry: await orNotFound(entryInfo(path, accounts), `file not found: ${path}`) };
+          return { entry: await orNotFound(this.describe(path, accounts), `file not found: ${path}`) };
         },
         MakeDir: async (request, context) => {
           const { accounts, user, path } = await target(request, context);
@@ -82,7 +117,7 @@ export class EnvdFilesystem {
               `path already exists but it is not a directory: ${path}`,
             );
           await ensureDirectory(path, user);
-          return { entry: await entryInfo(path, accounts) };
+          return { entry: await this.describe(path, accounts) };
         },
         Move: async (request, context) => {
           const { accounts, user, path: source } = await target(request, context, "source");
@@ -91,8 +126,10 @@ export class EnvdFilesystem {
           // Checked first so that a failed move leaves no directories behind.
           await orNotFound(lstat(source), missing);
           await ensureDirectory(dirname(destination), user);
+          const from = await resolvedParent(source);
           await orNotFound(rename(source, destination), missing);
-          return { entry: await entryInfo(destination, accounts) };
+          await this.metadata.moved(from, await resolvedParent(destination));
+          return { entry: await this.describe(destination, accounts) };
         },
         ListDir: async (request, context) => {
           const { accounts, path } = await target(request, context);
@@ -101,29 +138,37 @@ export class EnvdFilesystem {
         Remove: async (request, context) => {
           const { path } = await target(request, context);
           if (path === "/") throw new ConnectError("invalid_argument", "refusing to remove /");
+          const resolved = await resolvedParent(path);
           // A missing path is no error: envd removes as `rm -rf` does.
           await rm(path, { recursive: true, force: true });
+          await this.metadata.removed(resolved);
           return {};
         },
         CreateWatcher: async (request, context) => {
-          const { path } = await target(request, context);
+          const { accounts, path } = await target(request, context);
           if (this.pollingWatchers.size >= maxPollingWatchers)
             throw new ConnectError(
               "resource_exhausted",
               `${maxPollingWatchers} watchers exist already; remove some with RemoveWatcher`,
             );
-          await watchable(path);
+          await watchable(path, flag(request, "allowNetworkMounts"));
+          const includeEntry = flag(request, "includeEntry");
           const watch = await DirectoryWatch.open(path, flag(request, "recursive"));
           const watcherId = randomUUID();
-          this.pollingWatchers.set(watcherId, watch);
+          this.pollingWatchers.set(watcherId, { watch, includeEntry, accounts });
           return { watcherId };
         },
         GetWatcherEvents: async (request) => {
           const watcherId = text(request, "watcherId");
-          const watch = this.pollingWatchers.get(watcherId);
-          if (!watch) throw new ConnectError("not_found", `watcher ${watcherId} not found`);
+          const watcher = this.pollingWatchers.get(watcherId);
+          if (!watcher) throw new ConnectError("not_found", `watcher ${watcherId} not found`);
           try {
-            return { events: watch.take().map(({ name, type }) => ({ name, type })) };
+            const events = watcher.watch.take();
+            return {
+              events: await Promise.all(
+                events.map((event) => this.event(event, watcher.includeEntry, watcher.accounts)),
+              ),
+            };
           } catch (error) {
             // The watch ended (its directory went away, or nobody read its events): so does the watcher.
             this.pollingWatchers.delete(watcherId);
@@ -132,9 +177,9 @@ export class EnvdFilesystem {
         },
         RemoveWatcher: async (request) => {
           const watcherId = text(request, "watcherId");
-          const watch = this.pollingWatchers.get(watcherId);
-          if (!watch) throw new ConnectError("not_found", `watcher ${watcherId} not found`);
-          watch.close();
+          const watcher = this.pollingWatchers.get(watcherId);
+          if (!watcher) throw new ConnectError("not_found", `watcher ${watcherId} not found`);
+          watcher.watch.close();
           this.pollingWatchers.delete(watcherId);
           return {};
         },
@@ -142,7 +187,7 @@ export class EnvdFilesystem {
       stream: {
         WatchDir: async (request, context, send) => {
           const { accounts, path } = await target(request, context);
-          await watchable(path);
+          await watchable(path, flag(request, "allowNetworkMounts"));
           const includeEntry = flag(request, "includeEntry");
           const watch = await DirectoryWatch.open(path, flag(request, "recursive"));
           this.streamingWatches.add(watch);
@@ -171,7 +216,8 @@ export class EnvdFilesystem {
   }
 
   closeAll(): void {
-    for (const watch of [...this.pollingWatchers.values(), ...this.streamingWatches]) watch.close();
+    for (const { watch } of this.pollingWatchers.values()) watch.close();
+    for (const watch of this.streamingWatches) watch.close();
     this.pollingWatchers.clear();
     this.streamingWatches.clear();
   }
@@ -180,10 +226,19 @@ export class EnvdFilesystem {
     const message: Message = { name: event.name, type: event.type };
     if (includeEntry) {
       // Only while the entry exists: not for what was removed or moved away.
-      const entry = await entryInfo(event.path, accounts).catch(() => undefined);
+      const entry = await this.describe(event.path, accounts).catch(() => undefined);
       if (entry) message.entry = entry;
     }
     return message;
+  }
+
+  /** envd's EntryInfo of `path` with the file's metadata (envd 0.6.2), when it has some. */
+  private async describe(path: string, accounts: Accounts, stats?: Stats): Promise<Message> {
+    const own = stats ?? (await lstat(path));
+    const entry = await entryInfo(path, accounts, own);
+    const metadata = await this.metadata.get(path, own);
+    if (metadata) entry.metadata = metadata;
+    return entry;
   }
 
   /**
@@ -202,7 +257,7 @@ export class EnvdFilesystem {
         names.map(async (name) => {
           const path = join(dir, name);
           const stats = await lstat(path).catch(() => undefined);
-          return stats && { path, stats, entry: await entryInfo(path, accounts, stats) };
+          return stats && { path, stats, entry: await this.describe(path, accounts, stats) };
         }),
       );
       for (const item of described) {

@@ -8,6 +8,7 @@ import { searchParams, sendJson } from "../http.js";
 import type { Metrics } from "../metrics.js";
 import { type Route, route } from "../server.js";
 import { ConnectError, httpStatusOf, toConnectError } from "./connect.js";
+import { type FileMetadataStore, metadataFromHeaders } from "./file-metadata.js";
 import { receiveUpload } from "./files-upload.js";
 import { envdUser, resolvePath } from "./files-user.js";
 
@@ -16,7 +17,10 @@ import { envdUser, resolvePath } from "./files-user.js";
  * call, and `/metrics`, which the server's E2B API reads for `getMetrics`. (`/envs` and `/init`
  * are E2B's orchestrator's.)
  */
-export function envdHttpRoutes(prefix: string, deps: { metrics: Metrics }): Route[] {
+export function envdHttpRoutes(
+  prefix: string,
+  deps: { metrics: Metrics; fileMetadata: FileMetadataStore },
+): Route[] {
   return [
     route("GET", `${prefix}/health`, (_req, res) => {
       res.writeHead(204);
@@ -31,8 +35,16 @@ export function envdHttpRoutes(prefix: string, deps: { metrics: Metrics }): Rout
         res,
         (async () => {
           const query = searchParams(url);
+          const metadata = metadataFromHeaders(req.headersDistinct);
           const user = await envdUser(query.get("username") || undefined);
-          sendJson(res, 200, await receiveUpload(req, user, query.get("path") || undefined));
+          sendJson(
+            res,
+            200,
+            await receiveUpload(req, user, query.get("path") || undefined, {
+              metadata,
+              store: deps.fileMetadata,
+            }),
+          );
         })(),
       ),
     ),

@@ -4,6 +4,7 @@ import type { Environment } from "../environment.js";
 import type { Metrics } from "../metrics.js";
 import type { Route } from "../server.js";
 import { CodeInterpreter } from "./code-interpreter.js";
+import { FileMetadataStore } from "./file-metadata.js";
 import { EnvdFilesystem } from "./filesystem.js";
 import { envdHttpRoutes } from "./http-routes.js";
 import { EnvdProcesses } from "./process.js";
@@ -19,13 +20,20 @@ export class Envd {
   private readonly filesystem: EnvdFilesystem;
   readonly routes: Route[];
 
-  constructor(deps: { env: Environment; code: CodeContexts; metrics: Metrics }) {
+  constructor(deps: {
+    env: Environment;
+    code: CodeContexts;
+    metrics: Metrics;
+    /** Where file metadata is kept; in memory only without one. */
+    fileMetadataPath?: string;
+  }) {
+    const fileMetadata = new FileMetadataStore(deps.fileMetadataPath);
     this.processes = new EnvdProcesses(deps.env);
-    this.filesystem = new EnvdFilesystem();
+    this.filesystem = new EnvdFilesystem(fileMetadata);
     this.routes = [
       ...this.processes.routes(EXECD_ENVD_PREFIX),
       ...this.filesystem.routes(EXECD_ENVD_PREFIX),
-      ...envdHttpRoutes(EXECD_ENVD_PREFIX, deps),
+      ...envdHttpRoutes(EXECD_ENVD_PREFIX, { metrics: deps.metrics, fileMetadata }),
       // The interpreter's contexts are execd's code contexts, which execd closes itself.
       ...new CodeInterpreter(deps.code).routes(EXECD_CODE_INTERPRETER_PREFIX),
     ];
