@@ -54,8 +54,10 @@ export function resolveDockerSecureRuntime(
       `secure_runtime.type = "${config.type}" needs the Docker runtime "${name}", but the engine offers: ${available}. ${hint}; or set secure_runtime.docker_runtime to the registered name, or secure_runtime.type = "" to run without a secure runtime.`,
     );
   }
-  // Kata runs a real guest kernel (accepted as before; there is no Kata on the test machines).
+  // A Kata guest's packets reach the namespace through a tap device that traffic control
+  // redirects to the veth: they never pass the output hook where the sidecar's rules sit, so a
+  // policy there would be accepted and not enforced (decision 0006).
   return config.type === "gvisor"
     ? gvisor(name)
-    : { type: config.type, engineName: name, supportsNetworkPolicy: true };
+    : { type: config.type, engineName: name, supportsNetworkPolicy: false };
 }
