@@ -79,4 +79,35 @@ describe.each(egressRuntimes)("the stock e2b SDK: network settings ($name)", ({ 
       await sandbox.kill();
     }
   });
+
+  test("updateNetwork replaces the settings live; without settings at create it is refused", async () => {
+    const sandbox = await Sandbox.create("base", { timeoutMs: 300_000, allowInternetAccess: false });
+    try {
+      expect(await getFrom(sandbox, "allowed.test")).toContain("failed");
+      await sandbox.updateNetwork({ allowOut: ["allowed.test"], denyOut: [ALL_TRAFFIC] });
+      expect(await getFrom(sandbox, "allowed.test")).toContain(`hello from ${world.allowed}`);
+      expect(await getFrom(sandbox, world.denied)).toContain("failed");
+      // Omitted fields clear: nothing listed opens everything.
+      await sandbox.updateNetwork({});
+      expect(await getFrom(sandbox, world.denied)).toContain(`hello from ${world.denied}`);
+      await sandbox.updateNetwork({ allowInternetAccess: false });
+      expect(await getFrom(sandbox, "allowed.test")).toContain("failed");
+      // What Paddock cannot hold is refused, and the settings stay as they were.
+      await expect(sandbox.updateNetwork({ egressProxy: { address: "127.0.0.1:3128" } })).rejects.toThrow(
+        /not available/,
+      );
+      expect(await getFrom(sandbox, "allowed.test")).toContain("failed");
+    } finally {
+      await sandbox.kill();
+    }
+    const open = await Sandbox.create("base", { timeoutMs: 300_000 });
+    try {
+      await expect(open.updateNetwork({ allowInternetAccess: false })).rejects.toThrow(
+        /created without network settings/,
+      );
+      expect(await getFrom(open, world.denied)).toContain(`hello from ${world.denied}`);
+    } finally {
+      await open.kill();
+    }
+  });
 });

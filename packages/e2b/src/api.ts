@@ -10,6 +10,7 @@ import {
   PaddockError,
 } from "@paddock/common";
 import {
+  callEgressPolicy,
   type NetworkPolicy,
   type Sandbox,
   type SandboxOperations,
@@ -51,10 +52,21 @@ export interface E2bApiOptions {
 const settleTimeoutMs = 120_000;
 
 const SandboxParams = Type.Object({ sandboxID: Type.String({ minLength: 1, maxLength: 128 }) });
+const Destinations = Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 });
 const Network = Type.Object({
-  allowOut: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 })),
-  denyOut: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 })),
+  allowOut: Type.Optional(Destinations),
+  denyOut: Type.Optional(Destinations),
   allowPublicTraffic: Type.Optional(Type.Boolean()),
+  egressProxy: Type.Optional(Type.Unknown()),
+  rules: Type.Optional(Type.Unknown()),
+});
+/** E2B's live network update: replaces the whole egress configuration; an omitted field clears. */
+const NetworkUpdate = Type.Object({
+  allowOut: Type.Optional(Destinations),
+  denyOut: Type.Optional(Destinations),
+  allow_internet_access: Type.Optional(Type.Boolean()),
+  egressProxy: Type.Optional(Type.Unknown()),
+  rules: Type.Optional(Type.Unknown()),
 });
 const NewSandbox = Type.Object({
   templateID: Type.String({ minLength: 1, maxLength: 128 }),
@@ -83,6 +95,7 @@ const MetricsQuery = Type.Object({
   start: Type.Optional(Type.Integer({ minimum: 0 })),
   end: Type.Optional(Type.Integer({ minimum: 0 })),
 });
+const unsupportedEgress = "egress proxies and per-domain transform rules are not available on this server";
 /** Kept out of Paddock's own OpenAPI document: this surface is E2B's, documented by E2B. */
 const hidden = { hide: true } as const;
 
@@ -234,6 +247,8 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     if (body.mcp !== undefined) invalid("MCP gateways are not available on this server");
     if (body.volumeMounts?.length) invalid("volume mounts are not available on this server");
     if (body.autoPause) invalid("pausing on timeout is not available on this server; sandboxes are killed");
+    if (body.network?.egressProxy !== undefined || body.network?.rules !== undefined)
+      invalid(unsupportedEgress);
     if (body.network?.allowPublicTraffic === true) {
       invalid(
         "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
@@ -321,6 +336,31 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     await expireIn(request, sandbox, request.body.timeout, false);
     return reply.status(204).send();
   });
+
+  app.put(
+    "/sandboxes/:sandboxID/network",
+    { schema: { ...one, body: NetworkUpdate } },
+    async (request, reply) => {
+      const { allowOut, denyOut, allow_internet_access, egressProxy, rules } = request.body;
+      if (egressProxy !== undefined || rules !== undefined) invalid(unsupportedEgress);
+      const sandbox = await visible(request, request.params.sandboxID);
+      if (!sandbox.networkPolicy) {
+        // Without settings at create, the sandbox has no egress sidecar to hold new ones.
+        return reply.status(409).send({
+          code: 409,
+          message: `sandbox ${sandbox.id} was created without network settings, so its egress cannot be changed; create it with allowInternetAccess or network to change them later`,
+        });
+      }
+      if (sandbox.status.state !== "Running")
+        return reply.status(409).send({ code: 409, message: `sandbox ${sandbox.id} is not running` });
+      const policy = networkPolicyOf({
+        ...(allow_internet_access === undefined ? {} : { allow_internet_access }),
+        network: { ...(allowOut ? { allowOut } : {}), ...(denyOut ? { denyOut } : {}) },
+      }) ?? { defaultAction: "allow", egress: [] };
+      await callEgressPolicy(sandboxes, sandbox, owner(request), "PUT", policy);
+      return reply.status(204).send();
+    },
+  );
 
   app.post(
     "/sandboxes/:sandboxID/refreshes",

@@ -3,7 +3,7 @@ import { EGRESS_TOKEN_HEADER } from "@paddock/common/contracts";
 import { Errors, isPaddockError, PaddockError } from "@paddock/common/errors";
 import { safeEqual } from "@paddock/common/ids";
 import type { Enforcer } from "./enforcer.js";
-import { mergeRules, type NetworkPolicy, policyMode, removeRules } from "./policy.js";
+import { mergeRules, type NetworkPolicy, parsePolicy, policyMode, removeRules } from "./policy.js";
 
 /** Bodies above this answer 413 before they are parsed (1000 long rules fit well within it). */
 export const MAX_BODY_BYTES = 512 * 1024;
@@ -85,6 +85,13 @@ async function route(options: ApiOptions, request: IncomingMessage, response: Se
     case "GET":
       send(response, 200, status(enforcer.current()));
       return;
+    case "PUT": {
+      // Paddock's addition to the wire contract: the whole policy, default action included,
+      // replaced in one step (E2B's network update replaces everything at once).
+      const policy = parsePolicy(await readBody(request));
+      send(response, 200, status(await enforcer.update(() => policy)));
+      return;
+    }
     case "PATCH": {
       const body = await readBody(request);
       send(response, 200, status(await enforcer.update((policy) => mergeRules(policy, body))));
@@ -96,12 +103,12 @@ async function route(options: ApiOptions, request: IncomingMessage, response: Se
       return;
     }
     default:
-      response.setHeader("allow", "GET, PATCH, DELETE");
+      response.setHeader("allow", "GET, PUT, PATCH, DELETE");
       throw new PaddockError(Errors.methodNotAllowed, `${request.method} is not allowed on /policy`);
   }
 }
 
-/** The policy API: GET/PATCH/DELETE /policy (token required) and GET /healthz (open). */
+/** The policy API: GET/PUT/PATCH/DELETE /policy (token required) and GET /healthz (open). */
 export function createApi(options: ApiOptions): Server {
   return createServer((request, response) => {
     route(options, request, response).catch((error: unknown) => {

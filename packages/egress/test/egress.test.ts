@@ -133,6 +133,31 @@ describe.each(["runc", "runsc"] as const)("egress sidecar beside a sandbox under
     expect(await probe.status(world, "api.wild.test")).toBe("NOERROR");
   });
 
+  it("replaces the whole policy with PUT, default action included", async () => {
+    const opened = await api(world, "PUT", {
+      defaultAction: "allow",
+      egress: [{ action: "deny", target: "allowed.test" }],
+    });
+    expect(opened.status).toBe(200);
+    expect(opened.body.policy).toEqual({
+      defaultAction: "allow",
+      egress: [{ action: "deny", target: "allowed.test" }],
+    });
+    await within(1, async () =>
+      (await probe.get(world, `http://${world.http2}/`)).output.includes("hello-two"),
+    );
+    expect(await probe.status(world, "allowed.test")).toBe("NXDOMAIN");
+
+    // A bad policy changes nothing.
+    const bad = await api(world, "PUT", { defaultAction: "maybe" });
+    expect(bad.status).toBe(400);
+    expect((await api(world, "GET")).body.policy.defaultAction).toBe("allow");
+
+    expect((await api(world, "PUT", initial)).body.policy).toEqual(initial);
+    await within(1, async () => (await probe.get(world, `http://${world.http2}/`)).code !== 0);
+    expect((await probe.get(world, "http://allowed.test/")).output).toContain("hello-one");
+  });
+
   it("keeps the sandbox from changing the rules or the policy", async () => {
     const flush = await shell(world.sandbox, "nft flush ruleset");
     expect(flush.code).not.toBe(0);

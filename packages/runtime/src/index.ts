@@ -1,5 +1,6 @@
 export { DockerRuntime } from "./docker/docker-runtime.js";
 export { bridgeName } from "./docker/network.js";
+export { callEgressPolicy, type EnforcedPolicy } from "./egress-policy.js";
 export { KubernetesRuntime, type KubernetesRuntimeOptions } from "./kubernetes/kubernetes-runtime.js";
 export * from "./model.js";
 export { WarmPools } from "./pool.js";

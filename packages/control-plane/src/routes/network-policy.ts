@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { EGRESS_PORT, EGRESS_TOKEN_HEADER, Errors, PaddockError } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
-import type { Static } from "@sinclair/typebox";
+import { PaddockError } from "@paddock/common";
+import { callEgressPolicy, type SandboxOperations } from "@paddock/runtime";
 import type { FastifyRequest } from "fastify";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { ControlPlaneErrors } from "../errors.js";
@@ -24,7 +23,7 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
   /** Calls the sidecar of the sandbox a request names, for its owner only. */
   async function sidecar(
     request: FastifyRequest & { params: { id: string } },
-    method: string,
+    method: "GET" | "PATCH" | "DELETE",
     body?: unknown,
   ) {
     const owner = principalOf(request).accountId;
@@ -35,31 +34,7 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
         "this sandbox was created without a networkPolicy: its egress is not filtered and has no policy to change",
       );
     }
-    const { host, port } = await sandboxes.target(sandbox.id, EGRESS_PORT, owner);
-    const response = await fetch(`http://${host}:${port}/policy`, {
-      method,
-      headers: {
-        [EGRESS_TOKEN_HEADER]: sandboxes.tokens(sandbox.id).egress,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    }).catch((error: Error) => {
-      throw new PaddockError(
-        Errors.endpointUnavailable,
-        `the sandbox's egress sidecar did not answer (${error.message}); it restarts by itself and egress stays denied meanwhile`,
-      );
-    });
-    const answer = (await response.json().catch(() => ({}))) as Partial<Static<typeof EnforcedPolicy>> & {
-      message?: unknown;
-    };
-    if (!response.ok) {
-      const message =
-        typeof answer.message === "string" ? answer.message : `the sidecar answered ${response.status}`;
-      if (response.status === 400) throw new PaddockError(Errors.invalidRequest, message);
-      if (response.status === 413) throw new PaddockError(Errors.payloadTooLarge, message);
-      throw new PaddockError(Errors.endpointUnavailable, message);
-    }
-    return { mode: answer.mode, policy: answer.policy } as Static<typeof EnforcedPolicy>;
+    return callEgressPolicy(sandboxes, sandbox, owner, method, body);
   }
 
   const common = {
