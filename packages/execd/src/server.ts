@@ -44,9 +44,11 @@ export function createExecd(options: {
   cpuLimit?: number;
   /** False in a session's agent: isolated sessions do not nest. */
   isolated?: boolean;
+  /** In a session's agent: how each bash session is started (see agentShellPrefix). */
+  shellPrefix?: string[];
 }): Execd {
   const commands = new Commands(options.env);
-  const sessions = new Sessions(options.env);
+  const sessions = new Sessions(options.env, options.shellPrefix);
   const code = new CodeContexts(options.env, sessions);
   const metrics = new Metrics(options.cpuLimit);
   const terminals = new Terminals(options.env);
