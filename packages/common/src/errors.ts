@@ -162,6 +162,11 @@ export const ExecdErrors = {
     400,
     "Only isolated sessions with an overlay workspace have changes to list.",
   ),
+  bindNotAllowed: defineError(
+    "bind_not_allowed",
+    400,
+    "An isolated session may bind only /workspace, /mnt, /media, /data and paths under them.",
+  ),
   isolationUnavailable: defineError(
     "isolation_unavailable",
     503,

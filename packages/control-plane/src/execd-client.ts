@@ -257,6 +257,7 @@ export const execdErrorsByCode: Record<string, ErrorDefinition> = {
   kernel_unavailable: ExecdErrors.kernelUnavailable,
   agent_failed: ExecdErrors.agentFailed,
   not_an_overlay: ExecdErrors.notAnOverlay,
+  bind_not_allowed: ExecdErrors.bindNotAllowed,
 };
 
 /** execd's refusals as registry errors with the same meaning. */

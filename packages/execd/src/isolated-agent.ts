@@ -1,6 +1,7 @@
 import { type IncomingMessage, request } from "node:http";
 import type { Readable } from "node:stream";
 import { EXECD_TOKEN_HEADER } from "@paddock/common/contracts";
+import { busybox, unshare } from "./isolated-capabilities.js";
 
 /**
  * Inside every isolated session runs a second execd (the agent), PID 1's child in the session's
@@ -9,6 +10,35 @@ import { EXECD_TOKEN_HEADER } from "@paddock/common/contracts";
  * processes), so execd forwards a session's routes to it instead of reaching into namespaces.
  */
 export const ISOLATED_AGENT_SOCKET_ENV = "PADDOCK_ISOLATED_AGENT_SOCKET";
+/** Set for an agent whose runtime lets a session mount a fresh /proc (gVisor). */
+export const ISOLATED_AGENT_PRIVATE_PROC_ENV = "PADDOCK_ISOLATED_PRIVATE_PROC";
+
+/**
+ * PID 1 of the shell's PID namespace: runs bash (PID 2, as under OpenSandbox's bwrap), reaps
+ * what it leaves, and when it ends takes the rest of the namespace with it, as Linux does when a
+ * namespace's init exits and gVisor does not.
+ */
+const shellInit = '"$@"; S=$?; kill -9 -1 2>/dev/null; exit $S';
+
+/**
+ * How the agent starts the session's shell: in a PID namespace of its own, so that `$$` is 2 and
+ * the shell's processes are numbered from 1; with a /proc of its own where the runtime allows
+ * one, so that `ps` and `kill` speak of the same numbers.
+ */
+export function agentShellPrefix(privateProc: boolean): string[] {
+  return [
+    ...unshare,
+    "-p",
+    "-f",
+    ...(privateProc ? ["-m", "--mount-proc"] : []),
+    "--",
+    busybox,
+    "sh",
+    "-c",
+    shellInit,
+    "init",
+  ];
+}
 
 export interface AgentAddress {
   socketPath: string;

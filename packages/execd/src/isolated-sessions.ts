@@ -1,11 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdir, rm, stat } from "node:fs/promises";
+import { mkdir, readdir, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { EXECD_MOUNT, EXECD_TOKEN_ENV, stashNodeVariables } from "@paddock/common/contracts";
 import type { Environment } from "./environment.js";
 import { ExecdError, sessionNotFound } from "./http.js";
-import { type AgentAddress, agentJson, ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
+import {
+  type AgentAddress,
+  agentJson,
+  ISOLATED_AGENT_PRIVATE_PROC_ENV,
+  ISOLATED_AGENT_SOCKET_ENV,
+} from "./isolated-agent.js";
 import {
   busybox,
   type IsolationFeature,
@@ -34,7 +39,19 @@ export interface IsolatedSession {
   backgroundRuns: Set<string>;
   /** The agent's bash session that foreground runs share, once opened. */
   shell?: string;
+  /**
+   * Device and inode of the session's private tmpfs, as its processes see it at `dir`: every
+   * process whose root shows it there lives in the session's mount namespace or one made from it.
+   */
+  mark?: { dev: number; ino: number };
 }
+
+/**
+ * The only sources binds and `extra_writable` may take (after symlinks are resolved), and their
+ * subpaths, as OpenSandbox's default `allowed_writable`: a session cannot bring the sandbox's
+ * system directories (`/etc`, `/root`, ...) into its namespace writable or under another name.
+ */
+export const bindableRoots = ["/workspace", "/mnt", "/media", "/data"];
 
 /** How long a new session's agent may take to answer. */
 const startTimeoutMs = 20_000;
@@ -102,6 +119,7 @@ export class IsolatedSessions {
   }
 
   async create(spec: SessionSpec): Promise<IsolatedSession> {
+    for (const bind of spec.binds) await checkBindSource(bind.source);
     const { features, overlayOptions } = await this.capabilities();
     const needed: IsolationFeature = spec.workspace.mode === "overlay" ? "overlay" : "mount_namespace";
     if (!features[needed].available) {
@@ -127,10 +145,6 @@ export class IsolatedSessions {
         "invalid_request",
         `workspace.path ${spec.workspace.path} is not a directory`,
       );
-    for (const bind of spec.binds) {
-      if (!(await stat(bind.source).catch(() => undefined)))
-        throw new ExecdError(400, "invalid_request", `bind source ${bind.source} does not exist`);
-    }
 
     const id = randomUUID();
     const dir = join(sessionsRoot, id);
@@ -140,6 +154,7 @@ export class IsolatedSessions {
     const environment = stashNodeVariables(passthrough(this.env.forProcess(), spec));
     environment[ISOLATED_AGENT_SOCKET_ENV] = join(dir, "agent.sock");
     environment[EXECD_TOKEN_ENV] = agent.token;
+    if (features.private_proc.available) environment[ISOLATED_AGENT_PRIVATE_PROC_ENV] = "1";
     const [file, ...prefix] = unshare as [string, ...string[]];
     const holder = spawn(
       file,
@@ -200,6 +215,8 @@ export class IsolatedSessions {
     agent.socketPath = `/proc/${holder.pid}/root${dir}/agent.sock`;
     try {
       await waitForAgent(session, () => stderr);
+      // Read now: once the holder is gone (a dead session) its view of the tmpfs is too.
+      session.mark = await readMark(session);
     } catch (error) {
       await this.destroy(session);
       throw error;
@@ -312,21 +329,92 @@ export class IsolatedSessions {
     await this.destroy(session);
   }
 
-  /** Kills the session's init (the kernel then kills everything in its PID namespace) and the holder. */
+  /**
+   * Kills every process of the session. Killing its init is not enough: gVisor neither kills the
+   * rest of a PID namespace when its init dies nor keeps the namespace's members from killing
+   * their init, and hands the orphans to the sandbox's init. So every process that sees the
+   * session's tmpfs is killed, round after round until none is left (a process forking meanwhile
+   * is caught by the next round).
+   */
   private async destroy(session: IsolatedSession): Promise<void> {
     clearTimeout(session.idleTimer);
     const exited = new Promise((resolve) => {
       if (session.holder.exitCode !== null || session.holder.signalCode !== null) resolve(undefined);
       else session.holder.once("exit", resolve);
     });
-    try {
-      if (session.holder.pid !== undefined) process.kill(-session.holder.pid, "SIGKILL");
-    } catch {
-      // Already gone.
+    session.mark ??= await readMark(session);
+    signal(session.holder.pid === undefined ? [] : [-session.holder.pid]);
+    if (session.mark) {
+      const deadline = Date.now() + destroyTimeoutMs;
+      for (;;) {
+        const members = await sessionProcesses(session.dir, session.mark);
+        if (members.length === 0 || Date.now() > deadline) break;
+        signal(members);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
     }
     await exited;
     // The tmpfs with the upper directory went with the last process of the mount namespace.
     await rm(session.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** How long a deletion keeps hunting the session's processes (they die at the first SIGKILL). */
+const destroyTimeoutMs = 10_000;
+
+function signal(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/**
+ * The session's tmpfs as the holder, which shares the session's mounts, sees it; undefined when
+ * the holder is gone or the tmpfs is not mounted yet (the holder then sees execd's own directory,
+ * which every process of the sandbox sees: matching it would kill them all).
+ */
+async function readMark(session: IsolatedSession): Promise<IsolatedSession["mark"]> {
+  const [inside, outside] = await Promise.all([
+    stat(`/proc/${session.holder.pid}/root${session.dir}`).catch(() => undefined),
+    stat(session.dir).catch(() => undefined),
+  ]);
+  if (!inside || (outside && inside.dev === outside.dev && inside.ino === outside.ino)) return undefined;
+  return { dev: inside.dev, ino: inside.ino };
+}
+
+/**
+ * The live processes whose root shows the session's tmpfs at its directory. Zombies have no
+ * root and are left to their reaper.
+ */
+async function sessionProcesses(dir: string, mark: { dev: number; ino: number }): Promise<number[]> {
+  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name)).map(Number);
+  const members: number[] = [];
+  await Promise.all(
+    pids.map(async (pid) => {
+      if (pid === process.pid) return;
+      const seen = await stat(`/proc/${pid}/root${dir}`).catch(() => undefined);
+      if (seen && seen.dev === mark.dev && seen.ino === mark.ino) members.push(pid);
+    }),
+  );
+  return members;
+}
+
+/** A bind source must exist and, symlinks resolved, lie under one of `bindableRoots`: else 400. */
+async function checkBindSource(source: string): Promise<void> {
+  const real = await realpath(source).catch(() => undefined);
+  if (real === undefined)
+    throw new ExecdError(400, "invalid_request", `bind source ${source} does not exist`);
+  if (!bindableRoots.some((root) => real === root || real.startsWith(`${root}/`))) {
+    const resolved = real === source ? "" : ` (${real})`;
+    throw new ExecdError(
+      400,
+      "bind_not_allowed",
+      `bind source ${source}${resolved} is not allowed: sessions may bind only ${bindableRoots.join(", ")} and paths under them`,
+    );
   }
 }
 
@@ -367,7 +455,7 @@ async function waitForAgent(session: IsolatedSession, stderr: () => string): Pro
     }
     const answer = await agentJson(session.agent, "GET", "/ping").catch(() => undefined);
     if (answer?.status === 200) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new ExecdError(503, "isolation_unavailable", "the isolated session's agent did not start in time");
 }

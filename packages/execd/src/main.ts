@@ -8,7 +8,11 @@ import {
 } from "@paddock/common/contracts";
 import { startEntrypoint, waitForEgress } from "./entrypoint.js";
 import { Environment } from "./environment.js";
-import { ISOLATED_AGENT_SOCKET_ENV } from "./isolated-agent.js";
+import {
+  agentShellPrefix,
+  ISOLATED_AGENT_PRIVATE_PROC_ENV,
+  ISOLATED_AGENT_SOCKET_ENV,
+} from "./isolated-agent.js";
 import { createExecd } from "./server.js";
 
 // execd's own process keeps no copy of the token in its environment: children never see it.
@@ -22,6 +26,8 @@ if (!token) console.error(`execd: ${EXECD_TOKEN_ENV} is not set; every request w
 // Set when this execd is an isolated session's agent: it serves that session on a Unix socket.
 const agentSocket = process.env[ISOLATED_AGENT_SOCKET_ENV];
 delete process.env[ISOLATED_AGENT_SOCKET_ENV];
+const privateProc = process.env[ISOLATED_AGENT_PRIVATE_PROC_ENV] === "1";
+delete process.env[ISOLATED_AGENT_PRIVATE_PROC_ENV];
 
 // The sandbox's NODE_* variables, kept from execd's own Node, go to every process it starts.
 const env = new Environment(restoreStashedVariables(process.env));
@@ -34,7 +40,15 @@ const userEntrypoint = separator >= 0 ? process.argv.slice(separator + 1) : [];
 // envd's file metadata, on the sandbox's own disk so that it outlives a restart of execd (an
 // isolated session's agent keeps its session's in memory).
 const fileMetadataPath = agentSocket ? undefined : "/var/lib/paddock-execd/file-metadata.jsonl";
-const execd = createExecd({ token, env, cpuLimit, isolated: agentSocket === undefined, fileMetadataPath });
+const execd = createExecd({
+  token,
+  env,
+  cpuLimit,
+  isolated: agentSocket === undefined,
+  fileMetadataPath,
+  // A session's shell gets a PID namespace of its own inside the session's.
+  ...(agentSocket ? { shellPrefix: agentShellPrefix(privateProc) } : {}),
+});
 process.on("uncaughtException", (error) => console.error(`execd: ${error.stack ?? error.message}`));
 process.on("unhandledRejection", (error) => console.error(`execd: ${String(error)}`));
 

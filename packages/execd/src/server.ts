@@ -46,9 +46,11 @@ export function createExecd(options: {
   isolated?: boolean;
   /** Where envd's file metadata is kept (in memory only without one). */
   fileMetadataPath?: string;
+  /** In a session's agent: how each bash session is started (see agentShellPrefix). */
+  shellPrefix?: string[];
 }): Execd {
   const commands = new Commands(options.env);
-  const sessions = new Sessions(options.env);
+  const sessions = new Sessions(options.env, options.shellPrefix);
   const code = new CodeContexts(options.env, sessions);
   const metrics = new Metrics(options.cpuLimit);
   const terminals = new Terminals(options.env);

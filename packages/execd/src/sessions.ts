@@ -38,7 +38,14 @@ interface Session {
 export class Sessions {
   private readonly sessions = new Map<string, Session>();
 
-  constructor(private readonly env: Environment) {}
+  /**
+   * @param shellPrefix the command that starts each bash, as an isolated session's agent wraps
+   * it (a PID namespace of the shell's own); none elsewhere.
+   */
+  constructor(
+    private readonly env: Environment,
+    private readonly shellPrefix: string[] = [],
+  ) {}
 
   async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const text = req.headers["content-length"] === "0" ? undefined : await readJson(req).catch(() => ({}));
@@ -52,7 +59,8 @@ export class Sessions {
     if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
     if (!existsSync("/bin/bash"))
       throw new ExecdError(501, "bash_unavailable", "this image has no /bin/bash");
-    const bash = spawn("/bin/bash", ["--noprofile", "--norc"], {
+    const [file = "/bin/bash", ...args] = [...this.shellPrefix, "/bin/bash", "--noprofile", "--norc"];
+    const bash = spawn(file, args, {
       cwd: cwd ?? process.env.HOME ?? "/",
       env: this.env.forProcess(),
       detached: true,

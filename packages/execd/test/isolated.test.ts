@@ -435,6 +435,13 @@ describe("execd isolated sessions under runc", () => {
       [
         "POST",
         "/v1/isolated/session",
+        '{"workspace":{"path":"/workspace"},"binds":[{"source":"/etc","dest":"/mnt/etc"}]}',
+        400,
+        "bind_not_allowed",
+      ],
+      [
+        "POST",
+        "/v1/isolated/session",
         '{"workspace":{"path":"/workspace"},"binds":{}}',
         400,
         "invalid_request",
@@ -598,7 +605,7 @@ describe.each(["runc", "gvisor"] as const)(
     beforeAll(async () => {
       ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/base:bookworm" } }));
       const setup = await execd.run(
-        `mkdir -p ${workspace} /srv/data /srv/out && echo data > /srv/data/d.txt && echo file > /srv/one.txt`,
+        `mkdir -p ${workspace} /media/data /media/out && echo data > /media/data/d.txt && echo file > /media/one.txt`,
       );
       expect(setup.exitCode).toBe(0);
     });
@@ -682,11 +689,11 @@ describe.each(["runc", "gvisor"] as const)(
     test("binds mount sandbox paths into the session, read-only or read-write", async () => {
       const id = await createSession(execd, {
         binds: [
-          { source: "/srv/data", dest: "/mnt/data", readonly: true },
-          { source: "/srv/out" },
-          { source: "/srv/one.txt", dest: `${workspace}/one.txt`, readonly: true },
+          { source: "/media/data", dest: "/mnt/data", readonly: true },
+          { source: "/media/out" },
+          { source: "/media/one.txt", dest: `${workspace}/one.txt`, readonly: true },
         ],
-        extra_writable: ["/srv/data"],
+        extra_writable: ["/media/data"],
       });
       const inside = await runIn(
         execd,
@@ -695,29 +702,29 @@ describe.each(["runc", "gvisor"] as const)(
           "cat /mnt/data/d.txt one.txt",
           "echo x > /mnt/data/new.txt 2>&1 || echo refused",
           "echo x > one.txt || echo refused",
-          "echo written > /srv/out/o.txt && echo wrote",
-          "echo also > /srv/data/w.txt && echo wrote",
+          "echo written > /media/out/o.txt && echo wrote",
+          "echo also > /media/data/w.txt && echo wrote",
         ].join("; "),
       );
       expect(inside.stdout, inside.stderr).toBe("data\nfile\nrefused\nrefused\nwrote\nwrote\n");
       expect(inside.stderr).toMatch(/Read-only file system/);
       // Read-write binds write through to the sandbox; read-only ones leave it untouched.
-      expect((await execd.run("cat /srv/out/o.txt /srv/data/w.txt; ls /srv/data")).stdout).toBe(
+      expect((await execd.run("cat /media/out/o.txt /media/data/w.txt; ls /media/data")).stdout).toBe(
         "written\nalso\nd.txt\nw.txt\n",
       );
       const state = await execd.json(`/v1/isolated/session/${id}`);
       expect(state.binds).toEqual([
-        { source: "/srv/data", dest: "/mnt/data", readonly: true },
-        { source: "/srv/out", dest: "/srv/out", readonly: false },
-        { source: "/srv/one.txt", dest: `${workspace}/one.txt`, readonly: true },
-        { source: "/srv/data", dest: "/srv/data", readonly: false },
+        { source: "/media/data", dest: "/mnt/data", readonly: true },
+        { source: "/media/out", dest: "/media/out", readonly: false },
+        { source: "/media/one.txt", dest: `${workspace}/one.txt`, readonly: true },
+        { source: "/media/data", dest: "/media/data", readonly: false },
       ]);
       expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
     });
 
     test("a session cannot undo its own mounts to reach the real workspace or write a read-only bind", async () => {
       const id = await createSession(execd, {
-        binds: [{ source: "/srv/data", dest: "/mnt/data", readonly: true }],
+        binds: [{ source: "/media/data", dest: "/mnt/data", readonly: true }],
       });
       const attempts = await runIn(
         execd,
@@ -732,7 +739,7 @@ describe.each(["runc", "gvisor"] as const)(
       );
       expect(attempts.stdout).toBe("");
       expect(
-        (await execd.run(`test -e ${workspace}/escape.txt; echo $?; test -e /srv/data/x; echo $?`)).stdout,
+        (await execd.run(`test -e ${workspace}/escape.txt; echo $?; test -e /media/data/x; echo $?`)).stdout,
       ).toBe("1\n1\n");
       expect((await execd.fetch(`/v1/isolated/session/${id}`, { method: "DELETE" })).status).toBe(200);
     });
@@ -751,8 +758,8 @@ describe.each(["runc", "gvisor"] as const)(
       const capabilities = await execd.json("/v1/isolated/capabilities");
       if (secure === "gvisor") {
         expect(capabilities.private_proc).toBe(true);
-        // tini, the agent, the session's shell, and the pipeline's ls and grep.
-        expect(Number(processes)).toBeLessThanOrEqual(6);
+        // The shell's own /proc: its init, the shell, and the pipeline's ls and grep.
+        expect(Number(processes)).toBeLessThanOrEqual(4);
         expect(outsideSeen).toBe("0");
       } else {
         // runc: the kernel refuses a fresh /proc (capabilities say why), so the sandbox's shows through.
