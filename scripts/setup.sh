@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '==> %s\n' "$*"; }
 
-packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc libc6-dev tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
+packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc g++ libc6-dev patch tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -19,30 +19,30 @@ if ((${#missing[@]})); then
 fi
 
 # gVisor: Debian 12's runsc (2022-12) fails coreutils 9's statx, so `ls` and `stat` answer
-# "Invalid argument" in every sandbox. Debian 13's build (one static binary, no dependencies) runs
-# them; apt takes runsc alone from trixie, pinned to that upstream snapshot (decision 0002).
-runsc_version="0.0~20240729"
-if ! dpkg-query -W -f '${Version}' runsc 2>/dev/null | grep -q "^${runsc_version}"; then
-  step "installing gVisor runsc ${runsc_version} from Debian trixie"
-  cat >/etc/apt/sources.list.d/paddock-trixie.sources <<SOURCES
-Types: deb
+# "Invalid argument" in every sandbox; Debian 13's (0.0~20240729) runs them but answers lgetxattr
+# on a symlink with EBADF (`ls -l` errors) and cannot start its own network stack on recent
+# kernels. So runsc is built from trixie's source package with those two fixed (decision 0177),
+# only when the installed build is not this one. apt reads trixie (binaries and sources) at
+# priority 1 for every package, so nothing is installed or upgraded from it.
+trixie_sources="Types: deb deb-src
 URIs: http://deb.debian.org/debian
 Suites: trixie
 Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SOURCES
-  cat >/etc/apt/preferences.d/paddock-runsc <<PREFERENCES
-Package: *
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
+trixie_preferences="Package: *
 Pin: release n=trixie
-Pin-Priority: 1
-
-Package: runsc
-Pin: version ${runsc_version}*
-Pin-Priority: 990
-PREFERENCES
-  export DEBIAN_FRONTEND=noninteractive
+Pin-Priority: 1"
+runsc_path=/usr/local/lib/paddock/runsc
+runsc_version="$(bash scripts/build-runsc.sh "$runsc_path" --print-version)"
+if [ "$("$runsc_path" --version 2>/dev/null | head -n 1)" != "runsc version $runsc_version" ]; then
+  step "building gVisor runsc $runsc_version from Debian trixie's source into $runsc_path (a few minutes)"
+  # The preferences first: trixie must never be read at the default priority.
+  [ "$(cat /etc/apt/preferences.d/paddock-runsc 2>/dev/null)" = "$trixie_preferences" ] ||
+    echo "$trixie_preferences" >/etc/apt/preferences.d/paddock-runsc
+  [ "$(cat /etc/apt/sources.list.d/paddock-trixie.sources 2>/dev/null)" = "$trixie_sources" ] ||
+    echo "$trixie_sources" >/etc/apt/sources.list.d/paddock-trixie.sources
   apt-get update -q
-  apt-get install -y -q --no-install-recommends --allow-downgrades runsc
+  bash scripts/build-runsc.sh "$runsc_path"
 fi
 
 # Each idle gVisor sandbox is ~80 host tasks: Linux's default pid_max (32768) caps a host near

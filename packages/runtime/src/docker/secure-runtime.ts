@@ -48,7 +48,7 @@ export function resolveDockerSecureRuntime(
   if (!engineRuntimes.includes(name)) {
     const hint =
       config.type === "gvisor"
-        ? 'Install gVisor (`make setup` installs runsc 0.0~20240729 from Debian trixie) and register it in /etc/docker/daemon.json as "runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=host", "--platform=ptrace", "--overlay2=none"]}}, then restart dockerd'
+        ? 'Install gVisor (`make setup` installs runsc 0.0~20240729, built from the Debian trixie source package with the fixes of decision 0177) and register it in /etc/docker/daemon.json as "runtimes": {"runsc": {"path": "/usr/local/lib/paddock/runsc", "runtimeArgs": ["--network=host", "--platform=ptrace", "--overlay2=none"]}}, then restart dockerd'
         : "Install Kata Containers and register its runtime in /etc/docker/daemon.json, then restart dockerd";
     throw new RuntimeStartError(
       `secure_runtime.type = "${config.type}" needs the Docker runtime "${name}", but the engine offers: ${available}. ${hint}; or set secure_runtime.docker_runtime to the registered name, or secure_runtime.type = "" to run without a secure runtime.`,
