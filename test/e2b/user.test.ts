@@ -88,6 +88,14 @@ describe.each(["gvisor", "runc"] as const)("the stock e2b SDK: E2B's base sandbo
     expect((failed as CommandExitError).exitCode).toBe(7);
   });
 
+  test("a sudo command ends, with what it started, when its caller is killed (commands.kill)", async () => {
+    const count = () => run("pgrep -c -f '^sleep 30[12]$' || true");
+    const handle = await sandbox.commands.run("sudo sh -c 'sleep 301 & sleep 302'", { background: true });
+    await expect.poll(count, { timeout: 20_000 }).toBe("2\n");
+    expect(await handle.kill()).toBe(true);
+    await expect.poll(count, { timeout: 20_000 }).toBe("0\n");
+  });
+
   test('{ user: "root" } runs as root in /root', async () => {
     expect(await run('whoami; id -u; pwd; echo "$HOME"', { user: "root" })).toBe("root\n0\n/root\n/root\n");
   });
