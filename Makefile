@@ -4,8 +4,8 @@ SHELL := /bin/bash
 
 .PHONY: setup build run test lint bench clean templates test-templates screenshots
 
-# `make setup` builds the python, node, ubuntu and code-interpreter templates, and `make test`
-# the ones below too, then tests them all. `make templates` builds every template (TEMPLATE=id
+# `make setup` builds the python, node, ubuntu, code-interpreter, e2b-base and e2b-code-interpreter
+# templates, and `make test` the ones below too, then tests them all. `make templates` builds every template (TEMPLATE=id
 # for one, FORCE=1 to rebuild); `make test-templates` builds them all and tests the desktop,
 # browser and editor templates, the largest and slowest to build (docs/templates.md says why).
 TEST_TEMPLATES := claude-code codex gemini-cli opencode qwen-code copilot-cli playwright

@@ -116,4 +116,4 @@ step "building component images"
 npm run image --workspaces --if-present --silent
 
 step "building template images (each skipped when current)"
-npx paddock templates build python node ubuntu code-interpreter
+npx paddock templates build python node ubuntu code-interpreter e2b-base e2b-code-interpreter

@@ -44,7 +44,7 @@ describe("the stock e2b SDK: sandbox.commands", () => {
     expect(stdout).toContain("gVisor");
   });
 
-  test("run: stdout and stderr, as text and through callbacks, exit code 0, as root in /root", async () => {
+  test("run: stdout and stderr, as text and through callbacks, exit code 0, as user in /home/user", async () => {
     const stdout: string[] = [];
     const stderr: string[] = [];
     const result = await sandbox.commands.run("echo out; echo err >&2; pwd; id -un; echo $HOME", {
@@ -55,7 +55,11 @@ describe("the stock e2b SDK: sandbox.commands", () => {
         stderr.push(data);
       },
     });
-    expect(result).toMatchObject({ exitCode: 0, stdout: "out\n/root\nroot\n/root\n", stderr: "err\n" });
+    expect(result).toMatchObject({
+      exitCode: 0,
+      stdout: "out\n/home/user\nuser\n/home/user\n",
+      stderr: "err\n",
+    });
     expect(result.error).toBeUndefined();
     expect(stdout.join("")).toBe(result.stdout);
     expect(stderr.join("")).toBe("err\n");
@@ -74,7 +78,7 @@ describe("the stock e2b SDK: sandbox.commands", () => {
       const [login, line = ""] = stdout.trim().split("\n");
       expect(login).toBe("login");
       const [pid, ...rest] = line.split(" ");
-      expect(rest.join(" ")).toBe(`from create ${run % 2 ? "/tmp" : "/root"} clean`);
+      expect(rest.join(" ")).toBe(`from create ${run % 2 ? "/tmp" : "/home/user"} clean`);
       seen.add(pid as string);
     }
     expect(seen.size).toBe(4);

@@ -43,12 +43,14 @@ describe("the stock e2b SDK: sandbox.files", () => {
     await server?.dispose();
   });
 
-  test("write and read text: relative paths are the default user's (root's) home", async () => {
+  test("write and read text: relative paths are the default user's (user's) home", async () => {
     const written = await sandbox.files.write("hello.txt", "héllo\nworld\n");
-    expect(written).toMatchObject({ path: "/root/hello.txt", name: "hello.txt", type: "file" });
+    expect(written).toMatchObject({ path: "/home/user/hello.txt", name: "hello.txt", type: "file" });
     expect(await sandbox.files.read("hello.txt")).toBe("héllo\nworld\n");
-    expect(await sandbox.files.read("/root/hello.txt")).toBe("héllo\nworld\n");
-    expect(await sh("cat /root/hello.txt; stat -c '%U %a' /root/hello.txt")).toBe("héllo\nworld\nroot 644\n");
+    expect(await sandbox.files.read("/home/user/hello.txt")).toBe("héllo\nworld\n");
+    expect(await sh("cat /home/user/hello.txt; stat -c '%U %a' /home/user/hello.txt")).toBe(
+      "héllo\nworld\nuser 644\n",
+    );
   });
 
   test("read bytes, blob and stream; a streamed upload; gzip both ways", async () => {
@@ -100,9 +102,13 @@ describe("the stock e2b SDK: sandbox.files", () => {
     expect(written).toEqual([
       expect.objectContaining({ path: "/multi/a.txt", name: "a.txt", type: "file" }),
       expect.objectContaining({ path: "/multi/nested/b.txt", name: "b.txt", type: "file" }),
-      expect.objectContaining({ path: "/root/multi-relative.txt", name: "multi-relative.txt", type: "file" }),
+      expect.objectContaining({
+        path: "/home/user/multi-relative.txt",
+        name: "multi-relative.txt",
+        type: "file",
+      }),
     ]);
-    expect(await sh("cat /multi/a.txt /multi/nested/b.txt /root/multi-relative.txt")).toBe("ABC");
+    expect(await sh("cat /multi/a.txt /multi/nested/b.txt /home/user/multi-relative.txt")).toBe("ABC");
   });
 
   test("files written as another user are that user's, and so are the directories made for them", async () => {
@@ -159,7 +165,7 @@ describe("the stock e2b SDK: sandbox.files", () => {
       ["a", "dir", "/listing/a"],
       ["top.txt", "file", "/listing/top.txt"],
     ]);
-    expect(top[1]).toMatchObject({ size: 3, permissions: "-rw-r--r--", owner: "root" });
+    expect(top[1]).toMatchObject({ size: 3, permissions: "-rw-r--r--", owner: "user" });
     const deep = await sandbox.files.list("/listing", { depth: 3 });
     expect(deep.map((entry) => entry.path)).toEqual([
       "/listing/a",

@@ -51,7 +51,7 @@ describe("the stock e2b SDK: sandbox.pty", () => {
     expect(terminal.pid).toBeGreaterThan(0);
     await type(terminal.pid, 'tty; stty size; echo "$TERM $LANG"; pwd; id -un\n');
     await screen.until(/30 100\r\n/);
-    await screen.until(/xterm-256color C\.UTF-8\r\n\/root\r\nroot\r\n/);
+    await screen.until(/xterm-256color C\.UTF-8\r\n\/home\/user\r\nuser\r\n/);
     expect(screen.text).toMatch(/\/dev\/pts\/\d+/);
 
     // Listed among the processes as what the SDK started: bash -i -l.

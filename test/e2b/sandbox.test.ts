@@ -113,7 +113,7 @@ describe("the stock e2b SDK: sandboxes", () => {
     const info = await sandbox.getInfo();
     expect(info).toMatchObject({
       sandboxId: sandbox.sandboxId,
-      templateId: "python",
+      templateId: "e2b-base",
       state: "running",
       metadata: { suite: "e2b-sandbox", "owner.team": "blue_team-1.0" },
     });
@@ -271,7 +271,7 @@ describe("the stock e2b SDK: sandboxes", () => {
   test("E2B's template names map to Paddock's templates", async () => {
     const interpreter = await Sandbox.create("code-interpreter-v1", { timeoutMs: 60_000 });
     try {
-      expect((await interpreter.getInfo()).templateId).toBe("code-interpreter");
+      expect((await interpreter.getInfo()).templateId).toBe("e2b-code-interpreter");
     } finally {
       await interpreter.kill();
     }

@@ -27,7 +27,14 @@ const leftovers = [
 describe("template images", () => {
   test("every template `make setup` builds is built", () => {
     expect(built.map((template) => template.id)).toEqual(
-      expect.arrayContaining(["python", "node", "ubuntu", "code-interpreter"]),
+      expect.arrayContaining([
+        "python",
+        "node",
+        "ubuntu",
+        "code-interpreter",
+        "e2b-base",
+        "e2b-code-interpreter",
+      ]),
     );
   });
 

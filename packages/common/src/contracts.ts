@@ -41,6 +41,9 @@ export const EXECD_WAIT_EGRESS_ENV = "PADDOCK_WAIT_EGRESS";
 /** The CPUs the sandbox may use (its resourceLimits.cpu, as a number), for execd's metrics:
  *  gVisor shows its guests neither the CPU quota nor fewer than two CPUs. */
 export const EXECD_CPU_LIMIT_ENV = "PADDOCK_CPU_LIMIT";
+/** Set by a template's image (E2B's base: `user`): the account E2B's in-sandbox calls act as, and
+ *  start in the home of, when they name none. Without it they act as execd's own user (root). */
+export const EXECD_ENVD_USER_ENV = "PADDOCK_ENVD_USER";
 /**
  * execd's own Node must not take the sandbox's Node settings: a user's `NODE_OPTIONS=--require
  * ./setup.js` would stop execd from starting. Every `NODE_*` variable reaches execd emptied, its

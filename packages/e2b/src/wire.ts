@@ -3,11 +3,12 @@ import type { Sandbox, SandboxState } from "@paddock/runtime";
 
 /**
  * E2B's names for Paddock's templates. E2B's SDKs default to `base` (and the code interpreter to
- * `code-interpreter-v1`); every Paddock template id works as itself too.
+ * `code-interpreter-v1`), shaped as E2B's: calls act as `user` in /home/user, who has sudo
+ * (templates e2b-base and e2b-code-interpreter). Every Paddock template id works as itself too.
  */
 export const templateAliases: Record<string, string> = {
-  base: "python",
-  "code-interpreter-v1": "code-interpreter",
+  base: "e2b-base",
+  "code-interpreter-v1": "e2b-code-interpreter",
   "code-interpreter": "code-interpreter",
 };
 

@@ -1,12 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { stat } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_MOUNT } from "@paddock/common/contracts";
+import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_ENVD_USER_ENV, EXECD_MOUNT } from "@paddock/common/contracts";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
 import type { Environment } from "./environment.js";
@@ -146,8 +146,23 @@ export function codeLanguage(name: string): Language {
   return language;
 }
 
-/** Where contexts start unless told otherwise. */
-const homeDirectory = () => process.env.HOME ?? "/";
+/**
+ * Where contexts start unless told otherwise: the home of the sandbox's default user when its
+ * image names one (E2B's templates: /home/user, where E2B's code interpreter starts its
+ * contexts; the kernels still run as root, as E2B's do), else execd's own home.
+ */
+function homeDirectory(): string {
+  const user = process.env[EXECD_ENVD_USER_ENV];
+  if (user) {
+    const passwd = existsSync("/etc/passwd") ? readFileSync("/etc/passwd", "utf8") : "";
+    const home = passwd
+      .split("\n")
+      .map((line) => line.split(":"))
+      .find(([name]) => name === user)?.[5];
+    if (home) return home;
+  }
+  return process.env.HOME ?? "/";
+}
 
 /** A driver's reply as a cell event ("done" and anything unknown are not events). */
 function driverEvent(message: DriverMessage): CellEvent | undefined {

@@ -48,12 +48,16 @@ export class WarmShell {
 
   /**
    * `login`: a login shell (`bash -l`, as E2B's commands run), its profile read while it waits:
-   * that is most of such a command's start under gVisor.
+   * that is most of such a command's start under gVisor. `user`: the account it runs as, with
+   * that account's variables (HOME, USER, LOGNAME), when not execd's own.
    */
   constructor(
     private readonly shell: string,
     private readonly env: Environment,
-    private readonly options: { login?: boolean } = {},
+    private readonly options: {
+      login?: boolean;
+      user?: { uid: number; gid: number; env: Record<string, string> };
+    } = {},
   ) {
     // The bootstrap needs bash's `read -N`; an image with only /bin/sh starts every command cold.
     this.closed = !shell.endsWith("/bash");
@@ -87,9 +91,11 @@ export class WarmShell {
   /** Starts the next idle shell unless one is ready (cheap to call often). */
   refill(): void {
     if (this.closed || this.idle) return;
+    const user = this.options.user;
     const child = spawn(this.shell, [...(this.options.login ? ["-l"] : []), "-c", bootstrap], {
       cwd: "/",
-      env: this.env.forProcess(),
+      env: this.env.forProcess(user?.env),
+      ...(user ? { uid: user.uid, gid: user.gid } : {}),
       detached: true,
       stdio: ["ignore", "pipe", "pipe", "pipe"],
     });

@@ -1,5 +1,6 @@
 import { chown, mkdir, readFile, stat } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
+import { EXECD_ENVD_USER_ENV } from "@paddock/common/contracts";
 import { ConnectError } from "./connect.js";
 
 /** The user an envd call acts as: relative paths resolve against its home, new files are its own. */
@@ -53,12 +54,13 @@ export class Accounts {
   }
 
   /**
-   * The named user (envd's Basic-auth user or `username` parameter), or without a name the user
-   * execd runs as, which is Paddock's default (root). envd answers an unknown name as
-   * unauthenticated, and so does this.
+   * The named user (envd's Basic-auth user or `username` parameter), or without a name the
+   * sandbox's default (`defaultUserName`), else the user execd runs as (root). envd answers an
+   * unknown name as unauthenticated, and so does this.
    */
-  user(name: string | undefined): EnvdUser {
-    if (name === undefined || name === "") {
+  user(given: string | undefined): EnvdUser {
+    const name = given || defaultUserName();
+    if (name === undefined) {
       const uid = process.getuid?.() ?? 0;
       const found = this.users.find((user) => user.uid === uid);
       return found ?? { name: String(uid), uid, gid: process.getgid?.() ?? 0, home: process.env.HOME ?? "/" };
@@ -67,6 +69,14 @@ export class Accounts {
     if (!found) throw new ConnectError("unauthenticated", `invalid username: '${name}'`);
     return found;
   }
+}
+
+/**
+ * The account calls that name none act as, as the template's image sets it (E2B's base: `user`),
+ * the way E2B's envd has a default user; undefined for execd's own.
+ */
+export function defaultUserName(): string | undefined {
+  return process.env[EXECD_ENVD_USER_ENV] || undefined;
 }
 
 /** The user of a call, looked up now. */

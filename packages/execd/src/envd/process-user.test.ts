@@ -1,7 +1,9 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { EXECD_ENVD_USER_ENV } from "@paddock/common/contracts";
 import { describe, expect, test } from "vitest";
+import { Accounts } from "./files-user.js";
 import { runAs, workingDirectory } from "./process-user.js";
 
 describe("who an envd process runs as", () => {
@@ -20,6 +22,18 @@ describe("who an envd process runs as", () => {
       code: "unauthenticated",
       message: "invalid username: 'no-such-user'",
     });
+  });
+
+  test("no name in a sandbox whose image names a default user (E2B's base): that user", async () => {
+    process.env[EXECD_ENVD_USER_ENV] = "nobody";
+    try {
+      expect(await runAs(undefined)).toMatchObject({ uid: 65534, home: "/nonexistent" });
+      expect(await runAs("")).toMatchObject({ uid: 65534 });
+      expect(await runAs("root")).toMatchObject({ uid: 0, home: "/root" });
+      expect((await Accounts.read()).user(undefined)).toMatchObject({ name: "nobody", uid: 65534 });
+    } finally {
+      delete process.env[EXECD_ENVD_USER_ENV];
+    }
   });
 
   test("the working directory: the one asked for if it is a directory, else home, else /", () => {

@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import { ConnectError } from "./connect.js";
-import { envdUser } from "./files-user.js";
+import { defaultUserName, envdUser } from "./files-user.js";
 
 /** Who a process runs as, and what that changes in its environment and default directory. */
 export interface RunAs {
@@ -14,10 +14,12 @@ export interface RunAs {
 /**
  * The user an envd call names (`Authorization: Basic base64(user:)`), looked up as the files
  * service looks it up (an unknown name is refused the same way): its uid and gid, and HOME,
- * USER and LOGNAME. No name (the SDK sends none since envd 0.4.0) means execd's own user and
- * environment, as execd's other commands have them.
+ * USER and LOGNAME. No name (the SDK sends none since envd 0.4.0) means the sandbox's default
+ * user when its image sets one (E2B's base: `user`), else execd's own user and environment, as
+ * execd's other commands have them.
  */
-export async function runAs(name: string | undefined): Promise<RunAs> {
+export async function runAs(given: string | undefined): Promise<RunAs> {
+  const name = given || defaultUserName();
   if (name === undefined) return { home: process.env.HOME ?? "/", env: {} };
   const user = await envdUser(name);
   return {

@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
+import { EXECD_ENVD_PREFIX, EXECD_ENVD_USER_ENV } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
 import { createExecd, type Execd } from "../server.js";
@@ -185,5 +185,60 @@ describe("envd's process service over Connect", () => {
     expect(connected[0]?.message).toEqual({ event: { start: { pid } } });
     expect(decoded(connected, "stdout")).toBe("late\n");
     expect(connected.at(-2)?.message.event.end).toMatchObject({ exitCode: 0 });
+  });
+});
+
+describe("envd's processes in a sandbox whose image names a default user", () => {
+  let execd: Execd;
+  let base: string;
+
+  beforeAll(async () => {
+    process.env[EXECD_ENVD_USER_ENV] = "nobody";
+    execd = createExecd({
+      token: "secret",
+      env: new Environment({ PATH: process.env.PATH ?? "" }),
+      isolated: false,
+    });
+    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}${EXECD_ENVD_PREFIX}/process.Process`;
+  });
+  afterAll(() => {
+    delete process.env[EXECD_ENVD_USER_ENV];
+    execd?.close();
+  });
+
+  /** What a `bash -l -c` Start prints (E2B's commands.run: the warm shell's kind of command). */
+  const output = async (command: string, user?: string) => {
+    const json = Buffer.from(JSON.stringify({ process: { cmd: "/bin/bash", args: ["-l", "-c", command] } }));
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE(json.length, 1);
+    const response = await fetch(`${base}/Start`, {
+      method: "POST",
+      headers: {
+        "x-execd-access-token": "secret",
+        "content-type": "application/connect+json",
+        ...(user ? { authorization: `Basic ${Buffer.from(`${user}:`).toString("base64")}` } : {}),
+      },
+      body: Buffer.concat([head, json]),
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    let text = "";
+    for (let at = 0; at + 5 <= body.length; at += 5 + body.readUInt32BE(at + 1)) {
+      const data = JSON.parse(body.subarray(at + 5, at + 5 + body.readUInt32BE(at + 1)).toString()).event
+        ?.data;
+      if (data?.stdout) text += Buffer.from(data.stdout, "base64").toString();
+    }
+    return text;
+  };
+
+  test("calls that name no user run as it, warm shell or cold; a named user as itself", async () => {
+    const pids = new Set<string>();
+    for (let run = 0; run < 3; run++) {
+      const [name, home, pid] = (await output('id -un; echo "$HOME"; echo $$')).split("\n");
+      expect({ name, home }).toEqual({ name: "nobody", home: "/nonexistent" });
+      pids.add(pid as string);
+    }
+    expect(pids.size).toBe(3);
+    expect(await output("id -un", "root")).toBe("root\n");
   });
 });

@@ -22,7 +22,7 @@ import {
   updateSizeOf,
 } from "./process-messages.js";
 import { RunningProcess } from "./process-running.js";
-import { runAs, workingDirectory } from "./process-user.js";
+import { type RunAs, runAs, workingDirectory } from "./process-user.js";
 
 /** How long SendSignal(SIGKILL) waits for the process to be gone, so a `list()` after it agrees. */
 const killSettleMs = 2000;
@@ -40,12 +40,15 @@ const killSettleMs = 2000;
  */
 export class EnvdProcesses {
   private readonly processes = new Map<number, RunningProcess>();
-  /** A login shell started ahead of time for E2B's `commands.run` (see `warmCommand`). */
-  private readonly warm: WarmShell;
+  /**
+   * A login shell started ahead of time for E2B's `commands.run` (see `warmCommand`) by calls
+   * that name no user, as the sandbox's default user; made on the first such call, once that
+   * user is known.
+   */
+  private warm: WarmShell | undefined;
+  private closed = false;
 
-  constructor(readonly env: Environment) {
-    this.warm = new WarmShell(loginShell, env, { login: true });
-  }
+  constructor(readonly env: Environment) {}
 
   routes(prefix: string): Route[] {
     return connectRoutes(prefix, "process.Process", {
@@ -76,7 +79,8 @@ export class EnvdProcesses {
 
   /** Kills every process (execd shutting down). */
   closeAll(): void {
-    this.warm.close();
+    this.closed = true;
+    this.warm?.close();
     for (const running of this.processes.values()) running.signal("SIGKILL");
   }
 
@@ -98,8 +102,9 @@ export class EnvdProcesses {
     const request = startRequestOf(message);
     const user = await runAs(context.user);
     const cwd = workingDirectory(request.process.cwd, user.home);
-    const command = user.uid === undefined ? warmCommand(request) : undefined;
-    const warm = command === undefined ? undefined : this.warm.take(command, cwd, {});
+    const warmShell = context.user ? undefined : this.warmShellFor(user);
+    const command = warmShell ? warmCommand(request) : undefined;
+    const warm = command === undefined ? undefined : warmShell?.take(command, cwd, {});
     const { running, watcher } = await RunningProcess.start(
       {
         request,
@@ -111,13 +116,25 @@ export class EnvdProcesses {
       (ended) => {
         if (this.processes.get(ended.pid) === ended) this.processes.delete(ended.pid);
         // The next warm shell starts once this command is done, not beside it.
-        if (command !== undefined) this.warm.refill();
+        if (command !== undefined) warmShell?.refill();
       },
     );
     this.processes.set(running.pid, running);
     const timeoutMs = timeoutOf(context.headers);
     if (timeoutMs !== undefined) running.killAfter(timeoutMs);
     await this.stream(running.pid, watcher, context, send);
+  }
+
+  /** The warm shell of calls that name no user, who run as `user` (the sandbox's default). */
+  private warmShellFor(user: RunAs): WarmShell | undefined {
+    if (this.closed) return undefined;
+    this.warm ??= new WarmShell(loginShell, this.env, {
+      login: true,
+      ...(user.uid !== undefined
+        ? { user: { uid: user.uid, gid: user.gid ?? user.uid, env: user.env } }
+        : {}),
+    });
+    return this.warm;
   }
 
   /** A process's events on one stream: its start, then what it does until its end. */
