@@ -2,12 +2,14 @@
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import {
+  describeSchemaErrors,
   Errors,
   EXECD_ENVD_PREFIX,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
   isPaddockError,
   PaddockError,
+  type SchemaError,
 } from "@paddock/common";
 import {
   type NetworkPolicy,
@@ -173,7 +175,15 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     if (isPaddockError(error) && error.retryAfterSeconds !== undefined)
       reply.header("retry-after", String(error.retryAfterSeconds));
     if (status >= 500) request.log.error({ err: error }, "E2B API request failed");
-    const message = status >= 500 && !isPaddockError(error) ? "internal error" : (error as Error).message;
+    const { validation, validationContext } = error as {
+      validation?: SchemaError[];
+      validationContext?: string;
+    };
+    const message = validation
+      ? describeSchemaErrors(validation, validationContext ?? "request")
+      : status >= 500 && !isPaddockError(error)
+        ? "internal error"
+        : (error as Error).message;
     return reply.status(status).send({ code: status, message });
   });
   app.setNotFoundHandler((request, reply) =>
