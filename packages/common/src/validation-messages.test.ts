@@ -105,6 +105,21 @@ describe("messages name the part, the JSON path and the property", () => {
       'body.resources: missing required property "cpu"',
     ],
     [
+      [
+        error(
+          "required",
+          "/networkPolicy/egress/0",
+          { missingProperty: "target" },
+          {
+            data: { action: "allow", taget: "example.com" },
+            parentSchema: { properties: { action: {}, target: {} } },
+          },
+        ),
+      ],
+      "body",
+      'body.networkPolicy.egress[0]: missing required property "target"; did you mean "target" instead of "taget"?',
+    ],
+    [
       [error("type", "/memoryMb", { type: "integer" }, { message: "must be integer" })],
       "body",
       "body.memoryMb: must be integer",

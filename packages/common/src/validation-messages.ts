@@ -64,9 +64,16 @@ export function unknownProperty(where: string, name: string, known: Iterable<str
   return `${fieldPath(where, name)}: unknown property ${JSON.stringify(name)}${suggestion(closestName(name, known))}`;
 }
 
-/** `body: missing required property "command"` */
-export function missingProperty(where: string, name: string): string {
-  return `${where}: missing required property ${JSON.stringify(name)}`;
+/**
+ * `body: missing required property "command"`; when the object holds a name close to the missing
+ * one (`given`), it says so: `...; did you mean "target" instead of "taget"?`.
+ */
+export function missingProperty(where: string, name: string, given: Iterable<string> = []): string {
+  let misspelt: string | undefined;
+  for (const key of given) if (misspelt === undefined && closestName(key, [name]) === name) misspelt = key;
+  const hint =
+    misspelt === undefined ? "" : `; did you mean "${name}" instead of ${JSON.stringify(misspelt)}?`;
+  return `${where}: missing required property ${JSON.stringify(name)}${hint}`;
 }
 
 /** `body.memoryMb: must be integer` */
@@ -80,6 +87,9 @@ export function notOneOf(where: string, allowed: readonly unknown[], given?: unk
   const meant = typeof given === "string" ? closestName(given, names) : undefined;
   return `${where}: must be one of ${allowed.map((value) => JSON.stringify(value)).join(", ")}${suggestion(meant)}`;
 }
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The names of an object schema's declared properties. */
 function declaredProperties(schema: unknown): string[] {
@@ -128,8 +138,12 @@ function describeOne(part: string, error: SchemaError): string {
         String(error.params.unevaluatedProperty),
         declaredProperties(error.parentSchema),
       );
-    case "required":
-      return missingProperty(where, String(error.params.missingProperty));
+    case "required": {
+      // Only names the schema does not declare can be a misspelling of the missing one.
+      const declared = new Set(declaredProperties(error.parentSchema));
+      const given = isObject(error.data) ? Object.keys(error.data).filter((key) => !declared.has(key)) : [];
+      return missingProperty(where, String(error.params.missingProperty), given);
+    }
     case "enum":
       return notOneOf(where, error.params.allowedValues as unknown[], error.data);
     case "const":

@@ -8,6 +8,7 @@ import {
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
   isPaddockError,
+  notOneOf,
   PaddockError,
   type SchemaError,
 } from "@paddock/common";
@@ -115,7 +116,9 @@ function metadataFilter(query: string | undefined): Record<string, string> | und
 function statesOf(state: string | string[] | undefined): E2bState[] {
   if (state === undefined) return ["running", "paused"];
   const names = [state].flat().flatMap((value) => value.split(","));
-  for (const name of names) if (name !== "running" && name !== "paused") invalid(`unknown state ${name}`);
+  for (const name of names)
+    if (name !== "running" && name !== "paused")
+      invalid(notOneOf("query.state", ["running", "paused"], name));
   return names as E2bState[];
 }
 
