@@ -21,11 +21,15 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
   const { sandboxes } = options;
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
 
-  /** Calls the sidecar of the sandbox a request names, for its owner only. */
+  /**
+   * Calls the sidecar of the sandbox a request names, for its owner only. `sentAt` is where the
+   * caller put what is sent as the sidecar's body, so a refusal names the caller's own field.
+   */
   async function sidecar(
     request: FastifyRequest & { params: { id: string } },
     method: string,
     body?: unknown,
+    sentAt = "body",
   ) {
     const owner = principalOf(request).accountId;
     const sandbox = await sandboxes.get(request.params.id, owner);
@@ -55,7 +59,8 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
     if (!response.ok) {
       const message =
         typeof answer.message === "string" ? answer.message : `the sidecar answered ${response.status}`;
-      if (response.status === 400) throw new PaddockError(Errors.invalidRequest, message);
+      if (response.status === 400)
+        throw new PaddockError(Errors.invalidRequest, message.replace(/^body(?=[.[:])/, sentAt));
       if (response.status === 413) throw new PaddockError(Errors.payloadTooLarge, message);
       throw new PaddockError(Errors.endpointUnavailable, message);
     }
@@ -69,11 +74,11 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
   };
   app.get("/sandboxes/:id/network-policy", { schema: common }, (request) => sidecar(request, "GET"));
   app.patch("/sandboxes/:id/network-policy", { schema: { ...common, body: PolicyPatch } }, (request) =>
-    sidecar(request, "PATCH", request.body.egress),
+    sidecar(request, "PATCH", request.body.egress, "body.egress"),
   );
   app.delete(
     "/sandboxes/:id/network-policy",
     { schema: { ...common, querystring: PolicyRemoval } },
-    (request) => sidecar(request, "DELETE", request.query.target),
+    (request) => sidecar(request, "DELETE", request.query.target, "query.target"),
   );
 };
