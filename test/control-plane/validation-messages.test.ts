@@ -71,6 +71,18 @@ describe("the control plane's detail names the path and property", () => {
     ],
     ["GET", "/sandboxes?pageSize=1000", undefined, "query.pageSize: must be <= 200"],
     [
+      "POST",
+      "/auth/signup",
+      { email: "someone at example.com", password: "correct horse battery" },
+      'body.email: "someone at example.com" is not an email address',
+    ],
+    [
+      "POST",
+      "/auth/signup",
+      { email: "short@example.com", password: "short" },
+      "body.password: must have at least 8 characters",
+    ],
+    [
       "GET",
       "/sandboxes?page_size=10",
       undefined,
@@ -114,6 +126,29 @@ describe("/v1's message names the path and property", () => {
       'body.volumes[0].pvc: missing required property "claimName"; did you mean "claimName" instead of "claimname"?',
     ],
     ["GET", "/v1/sandboxes?pageSize=0", undefined, "query.pageSize: must be >= 1"],
+    ["GET", "/v1/sandboxes?metadata=%3Dv", undefined, "query.metadata: has an empty key"],
+    [
+      "POST",
+      "/v1/sandboxes",
+      { image, entrypoint, resourceLimits: { cpu: "lots" } },
+      'body.resourceLimits.cpu: "lots" is not a CPU quantity like "500m" or "2"',
+    ],
+    [
+      "POST",
+      "/v1/sandboxes",
+      {
+        image,
+        entrypoint,
+        volumes: [{ name: "data", host: { path: "/srv" }, mountPath: "/x", subPath: "../a" }],
+      },
+      "body.volumes[0].subPath: must not contain '..'",
+    ],
+    [
+      "POST",
+      "/v1/sandboxes",
+      { image },
+      "body.entrypoint: is required, with at least one item, when image is given",
+    ],
     [
       "GET",
       "/v1/sandboxes?page_size=5",
@@ -141,6 +176,19 @@ describe("E2B's message names the path and property", () => {
       "body.network.allowOut: must be array",
     ],
     ["GET", "/e2b/v2/sandboxes?limit=1000", undefined, "query.limit: must be <= 100"],
+    [
+      "POST",
+      "/e2b/sandboxes",
+      { templateID: "base", network: { allowOut: ["example.com", "bad name"] } },
+      'body.network.allowOut[1]: "bad name" is not a domain, *.domain, IP address or CIDR',
+    ],
+    [
+      "POST",
+      "/e2b/sandboxes",
+      { templateID: "base", autoPause: true },
+      "body.autoPause: pausing on timeout is not available on this server; sandboxes are killed",
+    ],
+    ["GET", "/e2b/v2/sandboxes?nextToken=zz", undefined, "query.nextToken: is not one this server issued"],
     [
       "GET",
       "/e2b/v2/sandboxes?order=DESC",

@@ -7,6 +7,7 @@ import {
   EXECD_ENVD_PREFIX,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
+  invalidField,
   isPaddockError,
   notOneOf,
   PaddockError,
@@ -19,6 +20,7 @@ import {
   type SandboxQuota,
   type Template,
   unknownTemplate,
+  validateNetworkTarget,
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
@@ -108,7 +110,7 @@ function metadataFilter(query: string | undefined): Record<string, string> | und
     for (const [key, value] of new URLSearchParams(query))
       filter[decodeURIComponent(key)] = decodeURIComponent(value);
   } catch {
-    invalid("metadata must be URL-encoded key=value pairs");
+    invalid(invalidField("query.metadata", "must be URL-encoded key=value pairs"));
   }
   return filter;
 }
@@ -129,6 +131,11 @@ function networkPolicyOf(body: {
 }): NetworkPolicy | undefined {
   const allowOut = body.network?.allowOut ?? [];
   const denyOut = body.network?.denyOut ?? [];
+  // Checked here, so a refusal names the field E2B's client sent (body.network.allowOut[1]).
+  for (const [index, target] of allowOut.entries())
+    validateNetworkTarget(target, `body.network.allowOut[${index}]`);
+  for (const [index, target] of denyOut.entries())
+    validateNetworkTarget(target, `body.network.denyOut[${index}]`);
   if (body.allow_internet_access !== false && allowOut.length === 0 && denyOut.length === 0) return undefined;
   const everything = (target: string) => target === "0.0.0.0/0";
   return {
@@ -146,7 +153,7 @@ function networkPolicyOf(body: {
 function offsetOf(token: string | undefined): number {
   if (token === undefined) return 0;
   const decoded = Buffer.from(token, "base64url").toString("utf8");
-  if (!/^\d{1,9}$/.test(decoded)) invalid("nextToken is not one this server issued");
+  if (!/^\d{1,9}$/.test(decoded)) invalid(invalidField("query.nextToken", "is not one this server issued"));
   return Number(decoded);
 }
 
@@ -244,12 +251,23 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   };
 
   const create = async (request: FastifyRequest, body: typeof NewSandbox.static) => {
-    if (body.mcp !== undefined) invalid("MCP gateways are not available on this server");
-    if (body.volumeMounts?.length) invalid("volume mounts are not available on this server");
-    if (body.autoPause) invalid("pausing on timeout is not available on this server; sandboxes are killed");
+    if (body.mcp !== undefined)
+      invalid(invalidField("body.mcp", "MCP gateways are not available on this server"));
+    if (body.volumeMounts?.length)
+      invalid(invalidField("body.volumeMounts", "volume mounts are not available on this server"));
+    if (body.autoPause)
+      invalid(
+        invalidField(
+          "body.autoPause",
+          "pausing on timeout is not available on this server; sandboxes are killed",
+        ),
+      );
     if (body.network?.allowPublicTraffic === true) {
       invalid(
-        "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
+        invalidField(
+          "body.network.allowPublicTraffic",
+          "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
+        ),
       );
     }
     const template = templateAliases[body.templateID] ?? body.templateID;

@@ -86,22 +86,28 @@ function checkCount(count: number): void {
   }
 }
 
-/** A whole policy (initial policy). `null`, absent or `{}` means allow all, as the wire spec says. */
-export function parsePolicy(value: unknown): NetworkPolicy {
+/**
+ * A whole policy (initial policy). `null`, absent or `{}` means allow all, as the wire spec says.
+ * `where` names it in refusals (`body.networkPolicy` when it came in a create request).
+ */
+export function parsePolicy(value: unknown, where = "policy"): NetworkPolicy {
   if (value === null || value === undefined) return allowAll;
-  if (!isObject(value)) throw invalid(invalidField("policy", "must be an object {defaultAction, egress}"));
+  if (!isObject(value)) throw invalid(invalidField(where, "must be an object {defaultAction, egress}"));
   const unknown = Object.keys(value).filter((key) => key !== "defaultAction" && key !== "egress");
   if (unknown[0] !== undefined)
-    throw invalid(unknownProperty("policy", unknown[0], ["defaultAction", "egress"]));
+    throw invalid(unknownProperty(where, unknown[0], ["defaultAction", "egress"]));
   if (value.defaultAction === undefined && value.egress === undefined) return allowAll;
   const defaultAction =
-    value.defaultAction === undefined ? "deny" : parseAction(value.defaultAction, "policy.defaultAction");
+    value.defaultAction === undefined
+      ? "deny"
+      : parseAction(value.defaultAction, fieldPath(where, "defaultAction"));
   const egress = value.egress ?? [];
-  if (!Array.isArray(egress)) throw invalid(invalidField("policy.egress", "must be an array of rules"));
+  if (!Array.isArray(egress))
+    throw invalid(invalidField(fieldPath(where, "egress"), "must be an array of rules"));
   checkCount(egress.length);
   return {
     defaultAction,
-    egress: dedupe(egress.map((rule, index) => parseRule(rule, fieldPath("policy.egress", index)))),
+    egress: dedupe(egress.map((rule, index) => parseRule(rule, fieldPath(where, "egress", index)))),
   };
 }
 
@@ -124,24 +130,25 @@ export function mergeRules(policy: NetworkPolicy, body: unknown): NetworkPolicy 
   return { defaultAction: policy.defaultAction, egress };
 }
 
+/** A rule's target given as a string at `where` (`body[2]`, `body.network.allowOut[0]`), or 400. */
+export function checkedTarget(value: unknown, where: string): Target {
+  const target = typeof value === "string" ? parseTarget(value) : undefined;
+  if (!target)
+    throw invalid(
+      invalidField(where, `${JSON.stringify(value)} is not a domain, *.domain, IP address or CIDR`),
+    );
+  return target;
+}
+
 /** DELETE: removes the rules whose target is listed; unknown targets are ignored. */
 export function removeRules(policy: NetworkPolicy, body: unknown): NetworkPolicy {
   if (!Array.isArray(body) || body.length === 0) {
     throw invalid(invalidField("body", "must be a non-empty array of target strings"));
   }
   checkCount(body.length);
-  const removed = new Set<string>();
-  body.forEach((value, index) => {
-    const target = typeof value === "string" ? parseTarget(value) : undefined;
-    if (!target)
-      throw invalid(
-        invalidField(
-          fieldPath("body", index),
-          `${JSON.stringify(value)} is not a domain, *.domain, IP address or CIDR`,
-        ),
-      );
-    removed.add(targetKey(target));
-  });
+  const removed = new Set(
+    body.map((value, index) => targetKey(checkedTarget(value, fieldPath("body", index)))),
+  );
   return {
     defaultAction: policy.defaultAction,
     egress: policy.egress.filter((rule) => !removed.has(rule.target)),

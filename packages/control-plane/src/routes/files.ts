@@ -1,5 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/common";
+import {
+  Errors,
+  ExecdErrors,
+  invalidField,
+  isPaddockError,
+  missingProperty,
+  PaddockError,
+} from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -165,13 +172,16 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       if (request.headers["content-type"]?.startsWith("application/octet-stream")) {
         const { path, mode } = request.query;
-        if (!path) throw new PaddockError(Errors.invalidRequest, "a raw body needs the target as ?path=");
+        if (!path) throw new PaddockError(Errors.invalidRequest, missingProperty("query", "path"));
         return rawUpload(request, reply, { path, mode });
       }
       const execd = await execdFor(request);
       const body = request.body as WriteRequest | undefined;
       if (!body || typeof body !== "object")
-        throw new PaddockError(Errors.invalidRequest, "send {path, content} as JSON, or raw bytes");
+        throw new PaddockError(
+          Errors.invalidRequest,
+          invalidField("body", "must be {path, content} as JSON, or raw bytes"),
+        );
       const { path, content, encoding = "utf8", mode } = body;
       const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
       assertUploadLength(String(bytes.length), options.maxUploadBytes);
