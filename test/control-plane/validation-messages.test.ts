@@ -5,7 +5,9 @@
  * clients that show the message: Paddock's SDK, OpenSandbox's and E2B's.
  */
 import { ConnectionConfig, Sandbox as OpenSandbox, SandboxManager } from "@alibaba-group/opensandbox";
+import { fieldPath } from "@paddock/common";
 import { Sandbox as E2bSandbox } from "e2b";
+import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { InvalidRequestError, Sandbox } from "../../packages/sdk/src/index.js";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
@@ -94,6 +96,35 @@ describe("the control plane's detail names the path and property", () => {
       authorization: `Bearer ${sessionToken}`,
     });
     expect(answer).toEqual({ status: 400, body: { code: "invalid_request", detail } });
+  });
+});
+
+describe("any unknown property is named at its path", () => {
+  const known = ["command", "cwd", "env", "timeoutMs", "background"];
+  const name = fc
+    .string({ minLength: 1, maxLength: 40 })
+    .filter((key) => !known.includes(key) && key !== "__proto__" && key !== "constructor");
+
+  test("in the run request's body, with the field it is close to or none", async () => {
+    await fc.assert(
+      fc.asyncProperty(name, async (key) => {
+        const answer = await call(
+          "POST",
+          `${server.t.url}/sandboxes/sbx_none/run`,
+          { command: "true", [key]: 1 },
+          { authorization: `Bearer ${sessionToken}` },
+        );
+        expect(answer.status).toBe(400);
+        expect(answer.body.code).toBe("invalid_request");
+        const detail = String(answer.body.detail);
+        expect(detail.startsWith(`${fieldPath("body", key)}: unknown property ${JSON.stringify(key)}`)).toBe(
+          true,
+        );
+        const meant = /; did you mean "([^"]+)"\?$/.exec(detail)?.[1];
+        if (meant !== undefined) expect(known).toContain(meant);
+      }),
+      { numRuns: 40 },
+    );
   });
 });
 
