@@ -99,6 +99,56 @@ describe("the control plane's detail names the path and property", () => {
   });
 });
 
+describe("the control plane's own checks of paths and commands name the field", () => {
+  test.each([
+    [
+      "POST",
+      "/sandboxes/sbx_none/run",
+      { command: "ls\u0000" },
+      400,
+      "invalid_command",
+      "body.command: contains a NUL character",
+    ],
+    [
+      "POST",
+      "/sandboxes/sbx_none/run",
+      { command: "ls", env: { LANG: "C\u0000" } },
+      400,
+      "invalid_command",
+      "body.env.LANG: contains a NUL character",
+    ],
+    [
+      "POST",
+      "/sandboxes/sbx_none/run",
+      { command: "ls", cwd: "/tmp\u0000" },
+      400,
+      "invalid_path",
+      "body.cwd: contains a NUL character",
+    ],
+    [
+      "POST",
+      "/sandboxes/sbx_none/files/move",
+      { from: "/tmp/a", to: "b" },
+      400,
+      "invalid_path",
+      'body.to: must be an absolute path (starting with /), not "b"',
+    ],
+    [
+      "GET",
+      "/sandboxes/sbx_none/files/download?path=notes.txt",
+      undefined,
+      400,
+      "invalid_path",
+      'query.path: must be an absolute path (starting with /), not "notes.txt"',
+    ],
+  ])("%s %s %j", async (method, path, body, status, code, detail) => {
+    const answer = await call(method, `${server.t.url}${path}`, body, {
+      authorization: `Bearer ${sessionToken}`,
+    });
+    expect(answer).toEqual({ status, body: { code, detail } });
+  });
+});
+
 describe("any unknown property is named at its path", () => {
   const known = ["command", "cwd", "env", "timeoutMs", "background"];
   const name = fc

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import {
   Errors,
   ExecdErrors,
+  fieldPath,
   invalidField,
   isPaddockError,
   missingProperty,
@@ -95,10 +96,13 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
   app.addContentTypeParser("application/octet-stream", (_request, _payload, done) => done(null));
   // Every path these routes take, in the body or the query, is checked before execd sees it.
   app.addHook("preHandler", async (request) => {
-    const fields = { ...(request.query as object), ...(request.body as object) } as Record<string, unknown>;
-    for (const field of ["path", "from", "to"]) {
-      const value = fields[field];
-      if (typeof value === "string") assertSandboxPath(value, field);
+    const parts = { query: request.query, body: request.body } as Record<string, Record<string, unknown>>;
+    for (const [part, fields] of Object.entries(parts)) {
+      if (typeof fields !== "object" || fields === null) continue;
+      for (const field of ["path", "from", "to"]) {
+        const value = fields[field];
+        if (typeof value === "string") assertSandboxPath(value, fieldPath(part, field));
+      }
     }
   });
   const tags = ["files"];
