@@ -21,12 +21,22 @@ const partNames: Record<string, RequestPart> = {
 /** A segment written after a dot: plain names only, so a path reads as JavaScript would. */
 const plainName = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
+/** Longest name a message repeats: a client's names come back to it, but not a megabyte of them. */
+const shownLength = 100;
+
+/** A client's name or value as JSON text, cut to `shownLength` characters. */
+function quoted(value: unknown): string {
+  if (typeof value !== "string" || value.length <= shownLength) return JSON.stringify(value);
+  return `${JSON.stringify(value.slice(0, shownLength))}…`;
+}
+
 /** `base` followed by property names and array indexes: `body.binds[0].source`, `headers["x-id"]`. */
 export function fieldPath(base: string, ...segments: ReadonlyArray<string | number>): string {
   let path = base;
   for (const segment of segments) {
     if (typeof segment === "number") path += `[${segment}]`;
-    else path += plainName.test(segment) ? `.${segment}` : `[${JSON.stringify(segment)}]`;
+    else if (plainName.test(segment) && segment.length <= shownLength) path += `.${segment}`;
+    else path += `[${quoted(segment)}]`;
   }
   return path;
 }
@@ -61,7 +71,7 @@ const suggestion = (meant: string | undefined) => (meant === undefined ? "" : `;
 
 /** `body.timeout: unknown property "timeout"; did you mean "timeoutMs"?` */
 export function unknownProperty(where: string, name: string, known: Iterable<string> = []): string {
-  return `${fieldPath(where, name)}: unknown property ${JSON.stringify(name)}${suggestion(closestName(name, known))}`;
+  return `${fieldPath(where, name)}: unknown property ${quoted(name)}${suggestion(closestName(name, known))}`;
 }
 
 /**
@@ -71,8 +81,7 @@ export function unknownProperty(where: string, name: string, known: Iterable<str
 export function missingProperty(where: string, name: string, given: Iterable<string> = []): string {
   let misspelt: string | undefined;
   for (const key of given) if (misspelt === undefined && closestName(key, [name]) === name) misspelt = key;
-  const hint =
-    misspelt === undefined ? "" : `; did you mean "${name}" instead of ${JSON.stringify(misspelt)}?`;
+  const hint = misspelt === undefined ? "" : `; did you mean "${name}" instead of ${quoted(misspelt)}?`;
   return `${where}: missing required property ${JSON.stringify(name)}${hint}`;
 }
 
@@ -85,7 +94,7 @@ export function invalidField(where: string, problem: string): string {
 export function notOneOf(where: string, allowed: readonly unknown[], given?: unknown): string {
   const names = allowed.filter((value): value is string => typeof value === "string");
   const meant = typeof given === "string" ? closestName(given, names) : undefined;
-  return `${where}: must be one of ${allowed.map((value) => JSON.stringify(value)).join(", ")}${suggestion(meant)}`;
+  return `${where}: must be one of ${allowed.map(quoted).join(", ")}${suggestion(meant)}`;
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
@@ -151,7 +160,7 @@ function describeOne(part: string, error: SchemaError): string {
     case "type":
       return invalidField(where, `must be ${oneList(String(error.params.type).split(","))}`);
     case "propertyNames":
-      return invalidField(where, `property name ${JSON.stringify(error.params.propertyName)} is not allowed`);
+      return invalidField(where, `property name ${quoted(error.params.propertyName)} is not allowed`);
     default:
       return invalidField(where, error.message ?? `fails the "${error.keyword}" rule`);
   }
