@@ -340,5 +340,12 @@ describe("the published clients show the message", () => {
       .nextItems()
       .catch((error: unknown) => error);
     expect((limited as Error).message).toContain("query.limit: must be <= 100");
+    const created = await E2bSandbox.create("base", {
+      ...options,
+      network: { allowOut: ["example.com", "bad name"] },
+    }).catch((error: unknown) => error);
+    expect((created as Error).message).toContain(
+      'body.network.allowOut[1]: "bad name" is not a domain, *.domain, IP address or CIDR',
+    );
   });
 });
