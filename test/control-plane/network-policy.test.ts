@@ -59,15 +59,29 @@ describe.each(egressRuntimes)(
 
     test("bad rules are refused with a code, and the enforced policy stays as it was", async () => {
       const before = await sandbox.networkPolicy.get();
-      for (const rule of [
-        { action: "allow", target: "10.0.0.0/40" },
-        { action: "allow", target: "bad name.test" },
-        { action: "maybe", target: "fine.test" },
-      ]) {
+      // The sidecar's refusals name the field where the caller sent it (body.egress[0], not its own body[0]).
+      for (const [rule, message] of [
+        [
+          { action: "allow", target: "10.0.0.0/40" },
+          'body.egress[0].target: "10.0.0.0/40" is not a domain, *.domain, IP address or CIDR',
+        ],
+        [
+          { action: "allow", target: "bad name.test" },
+          'body.egress[0].target: "bad name.test" is not a domain, *.domain, IP address or CIDR',
+        ],
+        [{ action: "maybe", target: "fine.test" }, 'body.egress[0].action: must be one of "allow", "deny"'],
+      ] as const) {
         const error = await sandbox.networkPolicy.update([rule as never]).catch((caught: unknown) => caught);
         expect(error, rule.target).toBeInstanceOf(InvalidRequestError);
-        expect((error as InvalidRequestError).code).toBe("invalid_request");
+        expect(error, rule.target).toMatchObject({ code: "invalid_request", message });
       }
+      const removal = await sandbox.networkPolicy
+        .remove(["bad name.test"])
+        .catch((caught: unknown) => caught);
+      expect(removal).toMatchObject({
+        code: "invalid_request",
+        message: 'query.target[0]: "bad name.test" is not a domain, *.domain, IP address or CIDR',
+      });
       await expect(sandbox.networkPolicy.update([])).rejects.toBeInstanceOf(InvalidRequestError);
       expect(await sandbox.networkPolicy.get()).toEqual(before);
     });

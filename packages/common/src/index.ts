@@ -7,3 +7,4 @@ export * from "./logging.js";
 export * from "./quantities.js";
 export * from "./sse.js";
 export * from "./unicode.js";
+export * from "./validation-messages.js";

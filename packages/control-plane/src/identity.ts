@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { Errors, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
+import { Errors, invalidField, newId, newSecret, PaddockError, sha256 } from "@paddock/common";
 import { type Broadcasts, type Channel, type Db, lockWithin } from "@paddock/db";
 import type { AccountLimits } from "./account-limits.js";
 import { CredentialCache } from "./credential-cache.js";
@@ -108,7 +108,10 @@ export class Identity {
   async signup(email: string, password: string, clientAddress: string): Promise<Account> {
     const normalized = normalizeEmail(email);
     if (password.length < 8)
-      throw new PaddockError(Errors.invalidRequest, "password must have at least 8 characters");
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField("body.password", "must have at least 8 characters"),
+      );
     await this.limits.chargeSignup(clientAddress);
     const existing = await this.db
       .selectFrom("accounts")
@@ -259,7 +262,7 @@ export class Identity {
     options: { name?: string; scope?: Scope; expiresAt?: string; format?: KeyFormat },
   ): Promise<{ key: ApiKey; secret: string }> {
     if (options.expiresAt && Date.parse(options.expiresAt) <= Date.now()) {
-      throw new PaddockError(Errors.invalidRequest, "expiresAt must be in the future");
+      throw new PaddockError(Errors.invalidRequest, invalidField("body.expiresAt", "must be in the future"));
     }
     const { plan, max } = await this.limits.apiKeyLimit(accountId);
     const secret = newKeySecret(options.format ?? "paddock");
@@ -351,7 +354,10 @@ const dummyHash = await hashPassword(newSecret());
 function normalizeEmail(email: string): string {
   const normalized = email.trim().toLowerCase();
   if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) {
-    throw new PaddockError(Errors.invalidRequest, `${email} is not an email address`);
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body.email", `${JSON.stringify(email)} is not an email address`),
+    );
   }
   return normalized;
 }

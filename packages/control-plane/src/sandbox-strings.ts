@@ -1,4 +1,4 @@
-import { Errors, isWellFormed, PaddockError } from "@paddock/common";
+import { Errors, fieldPath, invalidField, isWellFormed, PaddockError } from "@paddock/common";
 import { ControlPlaneErrors } from "./errors.js";
 
 /**
@@ -10,33 +10,34 @@ import { ControlPlaneErrors } from "./errors.js";
  * any other letter. Text that is not Unicode is refused before this (`invalid_unicode`); checked
  * here too for callers that do not come through a parsed body or query.
  */
-export function assertSandboxPath(path: string, field = "path"): void {
+export function assertSandboxPath(path: string, field = "body.path"): void {
   assertText(path, field, ControlPlaneErrors.invalidPath);
   if (!path.startsWith("/"))
     throw new PaddockError(
       ControlPlaneErrors.invalidPath,
-      `${field} must be an absolute path (starting with /), not ${JSON.stringify(path)}`,
+      invalidField(field, `must be an absolute path (starting with /), not ${JSON.stringify(path)}`),
     );
 }
 
 /** A working directory: no NUL and Unicode; a relative one is execd's to resolve, as it always was. */
 export function assertWorkingDirectory(cwd: string): void {
-  assertText(cwd, "cwd", ControlPlaneErrors.invalidPath);
+  assertText(cwd, "body.cwd", ControlPlaneErrors.invalidPath);
 }
 
-export function assertCommand(command: string, env: Record<string, string> = {}): void {
-  assertText(command, "command", ControlPlaneErrors.invalidCommand);
+/** `part` is where the command came: the body of a run, the query of a terminal. */
+export function assertCommand(command: string, env: Record<string, string> = {}, part = "body"): void {
+  assertText(command, fieldPath(part, "command"), ControlPlaneErrors.invalidCommand);
   for (const [name, value] of Object.entries(env)) {
-    assertText(name, `env ${JSON.stringify(name)}`, ControlPlaneErrors.invalidCommand);
-    assertText(value, `env ${JSON.stringify(name)}`, ControlPlaneErrors.invalidCommand);
+    assertText(name, fieldPath(part, "env", name), ControlPlaneErrors.invalidCommand);
+    assertText(value, fieldPath(part, "env", name), ControlPlaneErrors.invalidCommand);
   }
 }
 
 function assertText(text: string, field: string, nul: typeof ControlPlaneErrors.invalidPath): void {
-  if (text.includes("\0")) throw new PaddockError(nul, `${field} contains a NUL character`);
+  if (text.includes("\0")) throw new PaddockError(nul, invalidField(field, "contains a NUL character"));
   if (!isWellFormed(text))
     throw new PaddockError(
       Errors.invalidUnicode,
-      `${field} is not Unicode text (it holds a lone UTF-16 surrogate)`,
+      invalidField(field, "is not Unicode text (it holds a lone UTF-16 surrogate)"),
     );
 }

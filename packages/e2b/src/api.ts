@@ -2,12 +2,16 @@
 import type {} from "@fastify/swagger";
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import {
+  describeSchemaErrors,
   Errors,
   EXECD_ENVD_PREFIX,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
+  invalidField,
   isPaddockError,
+  notOneOf,
   PaddockError,
+  type SchemaError,
 } from "@paddock/common";
 import {
   callEgressPolicy,
@@ -17,6 +21,7 @@ import {
   type SandboxQuota,
   type Template,
   unknownTemplate,
+  validateNetworkTarget,
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
@@ -118,7 +123,7 @@ function metadataFilter(query: string | undefined): Record<string, string> | und
     for (const [key, value] of new URLSearchParams(query))
       filter[decodeURIComponent(key)] = decodeURIComponent(value);
   } catch {
-    invalid("metadata must be URL-encoded key=value pairs");
+    invalid(invalidField("query.metadata", "must be URL-encoded key=value pairs"));
   }
   return filter;
 }
@@ -126,17 +131,30 @@ function metadataFilter(query: string | undefined): Record<string, string> | und
 function statesOf(state: string | string[] | undefined): E2bState[] {
   if (state === undefined) return ["running", "paused"];
   const names = [state].flat().flatMap((value) => value.split(","));
-  for (const name of names) if (name !== "running" && name !== "paused") invalid(`unknown state ${name}`);
+  for (const name of names)
+    if (name !== "running" && name !== "paused")
+      invalid(notOneOf("query.state", ["running", "paused"], name));
   return names as E2bState[];
 }
 
-/** E2B's network settings as a Paddock egress policy: allowOut wins over denyOut, then the default. */
-function networkPolicyOf(body: {
-  allow_internet_access?: boolean;
-  network?: { allowOut?: string[]; denyOut?: string[] };
-}): NetworkPolicy | undefined {
+/**
+ * E2B's network settings as a Paddock egress policy: allowOut wins over denyOut, then the default.
+ * `networkAt` is where the request held `network`'s fields (a create nests them, an update not).
+ */
+function networkPolicyOf(
+  body: {
+    allow_internet_access?: boolean;
+    network?: { allowOut?: string[]; denyOut?: string[] };
+  },
+  networkAt = "body.network",
+): NetworkPolicy | undefined {
   const allowOut = body.network?.allowOut ?? [];
   const denyOut = body.network?.denyOut ?? [];
+  // Checked here, so a refusal names the field E2B's client sent (body.network.allowOut[1]).
+  for (const [index, target] of allowOut.entries())
+    validateNetworkTarget(target, `${networkAt}.allowOut[${index}]`);
+  for (const [index, target] of denyOut.entries())
+    validateNetworkTarget(target, `${networkAt}.denyOut[${index}]`);
   if (body.allow_internet_access !== false && allowOut.length === 0 && denyOut.length === 0) return undefined;
   const everything = (target: string) => target === "0.0.0.0/0";
   return {
@@ -154,7 +172,7 @@ function networkPolicyOf(body: {
 function offsetOf(token: string | undefined): number {
   if (token === undefined) return 0;
   const decoded = Buffer.from(token, "base64url").toString("utf8");
-  if (!/^\d{1,9}$/.test(decoded)) invalid("nextToken is not one this server issued");
+  if (!/^\d{1,9}$/.test(decoded)) invalid(invalidField("query.nextToken", "is not one this server issued"));
   return Number(decoded);
 }
 
@@ -186,7 +204,15 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     if (isPaddockError(error) && error.retryAfterSeconds !== undefined)
       reply.header("retry-after", String(error.retryAfterSeconds));
     if (status >= 500) request.log.error({ err: error }, "E2B API request failed");
-    const message = status >= 500 && !isPaddockError(error) ? "internal error" : (error as Error).message;
+    const { validation, validationContext } = error as {
+      validation?: SchemaError[];
+      validationContext?: string;
+    };
+    const message = validation
+      ? describeSchemaErrors(validation, validationContext ?? "request")
+      : status >= 500 && !isPaddockError(error)
+        ? "internal error"
+        : (error as Error).message;
     return reply.status(status).send({ code: status, message });
   });
   app.setNotFoundHandler((request, reply) =>
@@ -244,14 +270,25 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   };
 
   const create = async (request: FastifyRequest, body: typeof NewSandbox.static) => {
-    if (body.mcp !== undefined) invalid("MCP gateways are not available on this server");
-    if (body.volumeMounts?.length) invalid("volume mounts are not available on this server");
-    if (body.autoPause) invalid("pausing on timeout is not available on this server; sandboxes are killed");
+    if (body.mcp !== undefined)
+      invalid(invalidField("body.mcp", "MCP gateways are not available on this server"));
+    if (body.volumeMounts?.length)
+      invalid(invalidField("body.volumeMounts", "volume mounts are not available on this server"));
+    if (body.autoPause)
+      invalid(
+        invalidField(
+          "body.autoPause",
+          "pausing on timeout is not available on this server; sandboxes are killed",
+        ),
+      );
     if (body.network?.egressProxy !== undefined || body.network?.rules !== undefined)
-      invalid(unsupportedEgress);
+      invalid(invalidField("body.network", unsupportedEgress));
     if (body.network?.allowPublicTraffic === true) {
       invalid(
-        "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
+        invalidField(
+          "body.network.allowPublicTraffic",
+          "sandbox ports are never public here: send e2b-traffic-access-token, or use Paddock's endpoint URLs",
+        ),
       );
     }
     const template = templateAliases[body.templateID] ?? body.templateID;
@@ -342,7 +379,8 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     { schema: { ...one, body: NetworkUpdate } },
     async (request, reply) => {
       const { allowOut, denyOut, allow_internet_access, egressProxy, rules } = request.body;
-      if (egressProxy !== undefined || rules !== undefined) invalid(unsupportedEgress);
+      if (egressProxy !== undefined) invalid(invalidField("body.egressProxy", unsupportedEgress));
+      if (rules !== undefined) invalid(invalidField("body.rules", unsupportedEgress));
       const sandbox = await visible(request, request.params.sandboxID);
       if (!sandbox.networkPolicy) {
         // Without settings at create, the sandbox has no egress sidecar to hold new ones.
@@ -353,10 +391,13 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       }
       if (sandbox.status.state !== "Running")
         return reply.status(409).send({ code: 409, message: `sandbox ${sandbox.id} is not running` });
-      const policy = networkPolicyOf({
-        ...(allow_internet_access === undefined ? {} : { allow_internet_access }),
-        network: { ...(allowOut ? { allowOut } : {}), ...(denyOut ? { denyOut } : {}) },
-      }) ?? { defaultAction: "allow", egress: [] };
+      const policy = networkPolicyOf(
+        {
+          ...(allow_internet_access === undefined ? {} : { allow_internet_access }),
+          network: { ...(allowOut ? { allowOut } : {}), ...(denyOut ? { denyOut } : {}) },
+        },
+        "body",
+      ) ?? { defaultAction: "allow", egress: [] };
       await callEgressPolicy(sandboxes, sandbox, owner(request), "PUT", policy);
       return reply.status(204).send();
     },

@@ -1,4 +1,11 @@
 import { Errors, PaddockError } from "@paddock/common/errors";
+import {
+  fieldPath,
+  invalidField,
+  missingProperty,
+  notOneOf,
+  unknownProperty,
+} from "@paddock/common/validation-messages";
 import { matchesName, parseTarget, type Target, targetKey } from "./targets.js";
 
 /**
@@ -42,22 +49,32 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const actions: Action[] = ["allow", "deny"];
+const ruleFields = ["action", "target"];
+
+/** `where` is the JSON path of the field (`body[0].action`). */
 function parseAction(value: unknown, where: string): Action {
   if (value === "allow" || value === "deny") return value;
-  throw invalid(`${where}: action must be "allow" or "deny", got ${JSON.stringify(value)}`);
+  throw invalid(notOneOf(where, actions, value));
 }
 
 /** One rule, validated and in canonical form (lower case; CIDRs masked to their network). */
 export function parseRule(value: unknown, where: string): NetworkRule {
-  if (!isObject(value)) throw invalid(`${where}: a rule is an object {action, target}`);
-  const unknown = Object.keys(value).filter((key) => key !== "action" && key !== "target");
-  if (unknown.length > 0) throw invalid(`${where}: unknown field ${unknown[0]}`);
-  const action = parseAction(value.action, where);
-  if (typeof value.target !== "string") throw invalid(`${where}: target must be a string`);
+  if (!isObject(value)) throw invalid(invalidField(where, "must be an object {action, target}"));
+  const unknown = Object.keys(value).filter((key) => !ruleFields.includes(key));
+  for (const field of ruleFields)
+    if (value[field] === undefined) throw invalid(missingProperty(where, field, unknown));
+  if (unknown[0] !== undefined) throw invalid(unknownProperty(where, unknown[0], ruleFields));
+  const action = parseAction(value.action, fieldPath(where, "action"));
+  if (typeof value.target !== "string")
+    throw invalid(invalidField(fieldPath(where, "target"), "must be string"));
   const target = parseTarget(value.target);
   if (!target) {
     throw invalid(
-      `${where}: target ${JSON.stringify(value.target)} is not a domain, *.domain, IP address or CIDR`,
+      invalidField(
+        fieldPath(where, "target"),
+        `${JSON.stringify(value.target)} is not a domain, *.domain, IP address or CIDR`,
+      ),
     );
   }
   return { action, target: targetKey(target) };
@@ -69,19 +86,29 @@ function checkCount(count: number): void {
   }
 }
 
-/** A whole policy (initial policy). `null`, absent or `{}` means allow all, as the wire spec says. */
-export function parsePolicy(value: unknown): NetworkPolicy {
+/**
+ * A whole policy (initial policy). `null`, absent or `{}` means allow all, as the wire spec says.
+ * `where` names it in refusals (`body.networkPolicy` when it came in a create request).
+ */
+export function parsePolicy(value: unknown, where = "policy"): NetworkPolicy {
   if (value === null || value === undefined) return allowAll;
-  if (!isObject(value)) throw invalid("policy must be an object {defaultAction, egress}");
+  if (!isObject(value)) throw invalid(invalidField(where, "must be an object {defaultAction, egress}"));
   const unknown = Object.keys(value).filter((key) => key !== "defaultAction" && key !== "egress");
-  if (unknown.length > 0) throw invalid(`policy: unknown field ${unknown[0]}`);
+  if (unknown[0] !== undefined)
+    throw invalid(unknownProperty(where, unknown[0], ["defaultAction", "egress"]));
   if (value.defaultAction === undefined && value.egress === undefined) return allowAll;
   const defaultAction =
-    value.defaultAction === undefined ? "deny" : parseAction(value.defaultAction, "policy");
+    value.defaultAction === undefined
+      ? "deny"
+      : parseAction(value.defaultAction, fieldPath(where, "defaultAction"));
   const egress = value.egress ?? [];
-  if (!Array.isArray(egress)) throw invalid("policy: egress must be an array of rules");
+  if (!Array.isArray(egress))
+    throw invalid(invalidField(fieldPath(where, "egress"), "must be an array of rules"));
   checkCount(egress.length);
-  return { defaultAction, egress: dedupe(egress.map((rule, index) => parseRule(rule, `egress[${index}]`))) };
+  return {
+    defaultAction,
+    egress: dedupe(egress.map((rule, index) => parseRule(rule, fieldPath(where, "egress", index)))),
+  };
 }
 
 /** The first rule for each target wins. */
@@ -93,28 +120,35 @@ function dedupe(rules: NetworkRule[]): NetworkRule[] {
 /** PATCH: incoming rules first, existing rules for other targets after them. */
 export function mergeRules(policy: NetworkPolicy, body: unknown): NetworkPolicy {
   if (!Array.isArray(body) || body.length === 0) {
-    throw invalid("PATCH /policy takes a non-empty JSON array of rules {action, target}");
+    throw invalid(invalidField("body", "must be a non-empty array of rules {action, target}"));
   }
   checkCount(body.length);
-  const incoming = dedupe(body.map((rule, index) => parseRule(rule, `rule[${index}]`)));
+  const incoming = dedupe(body.map((rule, index) => parseRule(rule, fieldPath("body", index))));
   const replaced = new Set(incoming.map((rule) => rule.target));
   const egress = [...incoming, ...policy.egress.filter((rule) => !replaced.has(rule.target))];
   checkCount(egress.length);
   return { defaultAction: policy.defaultAction, egress };
 }
 
+/** A rule's target given as a string at `where` (`body[2]`, `body.network.allowOut[0]`), or 400. */
+export function checkedTarget(value: unknown, where: string): Target {
+  const target = typeof value === "string" ? parseTarget(value) : undefined;
+  if (!target)
+    throw invalid(
+      invalidField(where, `${JSON.stringify(value)} is not a domain, *.domain, IP address or CIDR`),
+    );
+  return target;
+}
+
 /** DELETE: removes the rules whose target is listed; unknown targets are ignored. */
 export function removeRules(policy: NetworkPolicy, body: unknown): NetworkPolicy {
   if (!Array.isArray(body) || body.length === 0) {
-    throw invalid("DELETE /policy takes a non-empty JSON array of target strings");
+    throw invalid(invalidField("body", "must be a non-empty array of target strings"));
   }
   checkCount(body.length);
-  const removed = new Set<string>();
-  body.forEach((value, index) => {
-    const target = typeof value === "string" ? parseTarget(value) : undefined;
-    if (!target) throw invalid(`target[${index}]: ${JSON.stringify(value)} is not a valid target`);
-    removed.add(targetKey(target));
-  });
+  const removed = new Set(
+    body.map((value, index) => targetKey(checkedTarget(value, fieldPath("body", index)))),
+  );
   return {
     defaultAction: policy.defaultAction,
     egress: policy.egress.filter((rule) => !removed.has(rule.target)),

@@ -7,6 +7,7 @@ import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_ENVD_USER_ENV, EXECD_MOUNT } from "@paddock/common/contracts";
+import { missingProperty, notOneOf } from "@paddock/common/validation-messages";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
 import type { Environment } from "./environment.js";
@@ -139,10 +140,9 @@ function kernelDied(reason: string): CellEvent {
 }
 
 /** A language by its name or an alias, or 400. */
-export function codeLanguage(name: string): Language {
+export function codeLanguage(name: string, where = "body.language"): Language {
   const language = aliases[name.toLowerCase()];
-  if (!language)
-    throw badRequest(`language ${name} is not supported here; use one of ${languages.join(", ")}`);
+  if (!language) throw badRequest(notOneOf(where, languages, name));
   return language;
 }
 
@@ -268,7 +268,7 @@ export class CodeContexts {
   }
 
   removeLanguage(url: URL, res: ServerResponse): void {
-    const language = codeLanguage(queryOne(url, "language", true) as string);
+    const language = codeLanguage(queryOne(url, "language", true) as string, "query.language");
     for (const context of [...this.contexts.values()]) if (context.language === language) this.stop(context);
     sendJson(res, 200, {});
   }
@@ -283,11 +283,14 @@ export class CodeContexts {
   async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
     const code = optionalString(body, "code");
-    if (code === undefined) throw badRequest("code is required");
+    if (code === undefined) throw badRequest(missingProperty("body", "code"));
     const requested = isRecord(body.context) ? body.context : {};
     const requestedId = typeof requested.id === "string" ? requested.id : "";
     const language = () =>
-      codeLanguage(typeof requested.language === "string" ? requested.language : "python");
+      codeLanguage(
+        typeof requested.language === "string" ? requested.language : "python",
+        "body.context.language",
+      );
     // Without a context id the run is stateless: its context (a whole kernel, for Python in an
     // image with ipykernel) is removed when the run ends.
     const stateless = !requestedId;

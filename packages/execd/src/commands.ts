@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import type { Environment } from "./environment.js";
 import {
   badRequest,
@@ -50,16 +51,17 @@ export class Commands {
     const framing = requestedFraming(req);
     const body = await readObject(req);
     const content = optionalString(body, "command");
-    if (!content) throw badRequest("command is required");
+    if (content === undefined) throw badRequest(missingProperty("body", "command"));
+    if (content === "") throw badRequest(invalidField("body.command", "must not be empty"));
     const cwd = optionalString(body, "cwd");
     const timeout = optionalInteger(body, "timeout", 1);
     const uid = optionalInteger(body, "uid");
     const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined) throw badRequest("gid requires uid");
+    if (gid !== undefined && uid === undefined) throw badRequest(invalidField("body.gid", "needs uid too"));
     const envs = optionalStringMap(body, "envs");
     const background = body.background === true;
     if (body.background !== undefined && typeof body.background !== "boolean")
-      throw badRequest("background must be a boolean");
+      throw badRequest(invalidField("body.background", "must be boolean"));
     if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
 
     const directory = cwd ?? process.env.HOME ?? "/";
@@ -214,7 +216,7 @@ export class Commands {
     const raw = queryOne(url, "cursor");
     const cursor = raw === undefined ? undefined : Number(raw);
     if (cursor !== undefined && (!Number.isInteger(cursor) || cursor < 0))
-      throw badRequest("cursor must be a non-negative integer");
+      throw badRequest(invalidField("query.cursor", "must be a non-negative integer"));
     const { text, next } = command.log.read(cursor);
     res.writeHead(200, {
       "content-type": "text/plain; charset=utf-8",

@@ -17,6 +17,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { pipeline } from "node:stream/promises";
+import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { describe, idOfGroup, idOfUser, info, modeBits } from "./file-info.js";
 import { globToRegExp } from "./glob.js";
 import {
@@ -47,17 +48,19 @@ const transferBuffer = 1024 * 1024;
  * own working directory, which no client chose) and without a NUL, checked here rather than left
  * to Node's refusal (deletes treat a path they cannot stat as gone).
  */
-export function absolutePath(path: string, field = "path"): string {
-  if (path === "") throw badRequest(`${field} is empty`);
-  if (path.includes("\0")) throw badRequest(`${field} cannot contain a NUL byte`);
+export function absolutePath(path: string, field = "query.path"): string {
+  if (path === "") throw badRequest(invalidField(field, "must not be empty"));
+  if (path.includes("\0")) throw badRequest(invalidField(field, "cannot contain a NUL byte"));
   if (!path.startsWith("/"))
-    throw badRequest(`${field} must be an absolute path (starting with /), not ${JSON.stringify(path)}`);
+    throw badRequest(
+      invalidField(field, `must be an absolute path (starting with /), not ${JSON.stringify(path)}`),
+    );
   return resolve(path);
 }
 
 function paths(url: URL): string[] {
   const all = queryAll(url, "path");
-  if (all.length === 0) throw badRequest("query parameter path is required");
+  if (all.length === 0) throw badRequest(missingProperty("query", "path"));
   return all.map((path) => absolutePath(path));
 }
 
@@ -65,7 +68,8 @@ function paths(url: URL): string[] {
 async function applyPermission(path: string, permission: Record<string, unknown>): Promise<void> {
   const { owner, group, mode } = permission;
   if (mode !== undefined) {
-    if (typeof mode !== "number") throw badRequest(`${path}: mode must be a number like 644`);
+    if (typeof mode !== "number")
+      throw badRequest(invalidField(fieldPath("body", path, "mode"), "must be a number like 644"));
     try {
       await chmod(path, modeBits(mode));
     } catch (error) {
@@ -78,7 +82,7 @@ async function applyPermission(path: string, permission: Record<string, unknown>
       (owner !== undefined && typeof owner !== "string") ||
       (group !== undefined && typeof group !== "string")
     ) {
-      throw badRequest(`${path}: owner and group must be names or numeric ids`);
+      throw badRequest(invalidField(fieldPath("body", path), "owner and group must be names or numeric ids"));
     }
     const current = await stat(path);
     const uid = owner ? idOfUser(owner) : current.uid;
@@ -90,10 +94,11 @@ async function applyPermission(path: string, permission: Record<string, unknown>
 }
 
 function permissionMap(body: unknown): Array<[string, Record<string, unknown>]> {
-  if (!isRecord(body)) throw badRequest("the body must map paths to {owner, group, mode}");
+  if (!isRecord(body)) throw badRequest(invalidField("body", "must map paths to {owner, group, mode}"));
   return Object.entries(body).map(([path, permission]) => {
-    if (!isRecord(permission)) throw badRequest(`${path}: expected {owner, group, mode}`);
-    return [absolutePath(path), permission];
+    if (!isRecord(permission))
+      throw badRequest(invalidField(fieldPath("body", path), "must be {owner, group, mode}"));
+    return [absolutePath(path, fieldPath("body", path)), permission];
   });
 }
 
@@ -122,8 +127,8 @@ export async function setPermissions(req: IncomingMessage, res: ServerResponse):
 
 export async function move(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJson(req);
-  if (!Array.isArray(body)) throw badRequest("the body must be an array of {src, dest}");
-  for (const item of body) {
+  if (!Array.isArray(body)) throw badRequest(invalidField("body", "must be an array of {src, dest}"));
+  for (const [index, item] of body.entries()) {
     if (
       !isRecord(item) ||
       typeof item.src !== "string" ||
@@ -131,12 +136,12 @@ export async function move(req: IncomingMessage, res: ServerResponse): Promise<v
       !item.src ||
       !item.dest
     ) {
-      throw badRequest("each item needs string src and dest");
+      throw badRequest(invalidField(fieldPath("body", index), "needs string src and dest"));
     }
   }
-  const moves = (body as Array<{ src: string; dest: string }>).map((item) => ({
-    src: absolutePath(item.src, "src"),
-    dest: absolutePath(item.dest, "dest"),
+  const moves = (body as Array<{ src: string; dest: string }>).map((item, index) => ({
+    src: absolutePath(item.src, fieldPath("body", index, "src")),
+    dest: absolutePath(item.dest, fieldPath("body", index, "dest")),
   }));
   for (const item of moves) await rename(item.src, item.dest);
   sendJson(res, 200, {});
@@ -149,7 +154,7 @@ export async function search(url: URL, res: ServerResponse): Promise<void> {
   try {
     matcher = globToRegExp(pattern);
   } catch {
-    throw badRequest(`pattern ${pattern} is not a valid glob`);
+    throw badRequest(invalidField("query.pattern", `${JSON.stringify(pattern)} is not a valid glob`));
   }
   if (!(await stat(root)).isDirectory()) throw badRequest(`${root} is not a directory`);
   const found: unknown[] = [];
@@ -172,9 +177,9 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
   const body = await readObject(req);
   const jobs = Object.entries(body).map(([path, item]) => {
     if (!isRecord(item) || typeof item.old !== "string" || typeof item.new !== "string" || item.old === "") {
-      throw badRequest(`${path}: expected {old, new} with a non-empty old`);
+      throw badRequest(invalidField(fieldPath("body", path), "must be {old, new} with a non-empty old"));
     }
-    return { path: absolutePath(path), old: item.old, new: item.new };
+    return { path: absolutePath(path, fieldPath("body", path)), old: item.old, new: item.new };
   });
   const counts: Record<string, { replacedCount: number }> = {};
   for (const job of jobs) {
@@ -212,9 +217,9 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
           end: async () => {
             const metadata = parseJson(Buffer.concat(chunks), "upload metadata");
             if (!isRecord(metadata) || typeof metadata.path !== "string" || !metadata.path) {
-              throw badRequest("upload metadata needs a path");
+              throw badRequest(missingProperty("metadata", "path"));
             }
-            pending = { path: absolutePath(metadata.path), permission: metadata };
+            pending = { path: absolutePath(metadata.path, "metadata.path"), permission: metadata };
           },
         };
       }
@@ -328,9 +333,10 @@ async function downloadLines(
   limit: number | undefined,
   res: ServerResponse,
 ): Promise<void> {
-  if (!Number.isInteger(offset) || offset < 1) throw badRequest("offset must be an integer ≥ 1");
+  if (!Number.isInteger(offset) || offset < 1)
+    throw badRequest(invalidField("query.offset", "must be integer >= 1"));
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-    throw badRequest("limit must be an integer ≥ 1");
+    throw badRequest(invalidField("query.limit", "must be integer >= 1"));
   res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
   let line = 0;
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
@@ -350,7 +356,8 @@ export async function listDirectory(url: URL, res: ServerResponse): Promise<void
   const root = absolutePath(queryOne(url, "path", true) as string);
   const depthText = queryOne(url, "depth");
   const depth = depthText === undefined ? 1 : Number(depthText);
-  if (!Number.isInteger(depth) || depth < 1) throw badRequest("depth must be an integer ≥ 1");
+  if (!Number.isInteger(depth) || depth < 1)
+    throw badRequest(invalidField("query.depth", "must be integer >= 1"));
   const rootStats = await lstat(root);
   if (rootStats.isSymbolicLink()) throw badRequest(`${root} is a symbolic link; pass the real directory`);
   if (!rootStats.isDirectory()) throw badRequest(`${root} is not a directory`);

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { decodeUtf8, illFormedString, isUtf8Query } from "@paddock/common/unicode";
+import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
 
 /** An error a handler throws to answer `{code, message}` with a status. */
 export class ExecdError extends Error {
@@ -114,14 +115,14 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** A JSON object body, or 400. */
 export async function readObject(req: IncomingMessage): Promise<Record<string, unknown>> {
   const body = await readJson(req);
-  if (!isRecord(body)) throw badRequest("the request body must be a JSON object");
+  if (!isRecord(body)) throw badRequest(invalidField("body", "must be a JSON object"));
   return body;
 }
 
 export function optionalString(body: Record<string, unknown>, key: string): string | undefined {
   const value = body[key];
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== "string") throw badRequest(`${key} must be a string`);
+  if (typeof value !== "string") throw badRequest(invalidField(fieldPath("body", key), "must be string"));
   return value;
 }
 
@@ -129,7 +130,7 @@ export function optionalInteger(body: Record<string, unknown>, key: string, min 
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min) {
-    throw badRequest(`${key} must be an integer ≥ ${min}`);
+    throw badRequest(invalidField(fieldPath("body", key), `must be integer >= ${min}`));
   }
   return value;
 }
@@ -141,7 +142,7 @@ export function optionalStringMap(
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (!isRecord(value) || !Object.values(value).every((v) => typeof v === "string")) {
-    throw badRequest(`${key} must be an object of strings`);
+    throw badRequest(invalidField(fieldPath("body", key), "must be an object of strings"));
   }
   return value as Record<string, string>;
 }
@@ -172,7 +173,6 @@ export function queryAll(url: URL, name: string): string[] {
 
 export function queryOne(url: URL, name: string, required = false): string | undefined {
   const value = searchParams(url).get(name) ?? undefined;
-  if (required && (value === undefined || value === ""))
-    throw badRequest(`query parameter ${name} is required`);
+  if (required && (value === undefined || value === "")) throw badRequest(missingProperty("query", name));
   return value;
 }

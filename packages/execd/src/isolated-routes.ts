@@ -3,6 +3,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
 import { type SseEvent, SseParser } from "@paddock/common/sse";
+import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
 import {
   badRequest,
   commandNotFound,
@@ -171,13 +172,16 @@ async function run(
   res: ServerResponse,
 ): Promise<void> {
   const body = await readObject(req);
-  if (typeof body.code !== "string" || body.code === "") throw badRequest("code is required");
+  if (body.code === undefined) throw badRequest(missingProperty("body", "code"));
+  if (typeof body.code !== "string" || body.code === "")
+    throw badRequest(invalidField("body.code", "must be a non-empty string"));
   const envs = optionalStringMap(body, "envs");
   for (const name of Object.keys(envs ?? {}))
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw badRequest(`envs: ${name} is not a variable name`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw badRequest(invalidField(fieldPath("body.envs", name), "is not a variable name"));
   const timeoutSeconds = optionalInteger(body, "timeout_seconds");
   if (body.background !== undefined && typeof body.background !== "boolean")
-    throw badRequest("background must be a boolean");
+    throw badRequest(invalidField("body.background", "must be boolean"));
   const framing = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
   const headers: Record<string, string | string[]> =
     framing === undefined ? {} : { [EXECD_OUTPUT_FRAMING_HEADER]: framing };
@@ -324,7 +328,7 @@ async function runLogs(
 ): Promise<void> {
   const cursor = queryOne(url, "cursor");
   if (cursor !== undefined && !/^\d+$/.test(cursor))
-    throw badRequest("cursor must be a non-negative integer");
+    throw badRequest(invalidField("query.cursor", "must be a non-negative integer"));
   const answer = await agentRequest(session.agent, "GET", `/command/${encodeURIComponent(runId)}/logs`);
   const log = Buffer.from(await readText(answer));
   if (answer.statusCode !== 200) throw commandNotFound(`no background run ${runId} in session ${session.id}`);

@@ -1,3 +1,4 @@
+import { fieldPath, invalidField, missingProperty, notOneOf } from "@paddock/common/validation-messages";
 import { badRequest, ExecdError, isRecord } from "./http.js";
 
 /** A create request as accepted (wire names as the spec spells them); echoed by the state route. */
@@ -31,34 +32,38 @@ const notSupported = (message: string) => new ExecdError(501, "not_supported", m
  */
 export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const workspace = body.workspace;
-  if (!isRecord(workspace)) throw badRequest("workspace is required: {path, mode}");
-  const normalized = sessionPath(workspace.path, "workspace.path");
+  if (workspace === undefined) throw badRequest(missingProperty("body", "workspace"));
+  if (!isRecord(workspace))
+    throw badRequest(invalidField("body.workspace", "must be an object {path, mode}"));
+  const normalized = sessionPath(workspace.path, "body.workspace.path");
   const mode = workspace.mode ?? "overlay";
   if (mode !== "overlay" && mode !== "ro" && mode !== "rw")
-    throw badRequest("workspace.mode must be overlay, ro or rw");
+    throw badRequest(notOneOf("body.workspace.mode", ["overlay", "ro", "rw"], mode));
 
   const profile = body.profile;
   if (profile !== undefined && profile !== "strict" && profile !== "balanced")
-    throw badRequest("profile must be strict or balanced");
+    throw badRequest(notOneOf("body.profile", ["strict", "balanced"], profile));
   const binds = [...parseBinds(body.binds), ...parseExtraWritable(body.extra_writable)];
   if (body.share_net !== undefined && typeof body.share_net !== "boolean")
-    throw badRequest("share_net must be a boolean");
+    throw badRequest(invalidField("body.share_net", "must be boolean"));
   const uid = optionalId(body, "uid");
   const gid = optionalId(body, "gid");
   if ((uid ?? 0) !== 0 || (gid ?? 0) !== 0)
     throw notSupported("only uid 0 and gid 0 are supported: the session's user namespace maps root alone");
   const uidMode = body.uid_mode ?? "userns";
-  if (uidMode !== "setpriv" && uidMode !== "userns") throw badRequest("uid_mode must be setpriv or userns");
+  if (uidMode !== "setpriv" && uidMode !== "userns")
+    throw badRequest(notOneOf("body.uid_mode", ["setpriv", "userns"], uidMode));
 
   const passthrough = body.env_passthrough;
   let envPassthrough: SessionSpec["env_passthrough"];
   if (passthrough !== undefined) {
-    if (!isRecord(passthrough)) throw badRequest("env_passthrough must be {mode, keys}");
+    if (!isRecord(passthrough))
+      throw badRequest(invalidField("body.env_passthrough", "must be an object {mode, keys}"));
     if (passthrough.mode !== undefined && passthrough.mode !== "allow" && passthrough.mode !== "deny")
-      throw badRequest("env_passthrough.mode must be allow or deny");
+      throw badRequest(notOneOf("body.env_passthrough.mode", ["allow", "deny"], passthrough.mode));
     const keys = passthrough.keys;
     if (keys !== undefined && (!Array.isArray(keys) || !keys.every((key) => typeof key === "string")))
-      throw badRequest("env_passthrough.keys must be an array of strings");
+      throw badRequest(invalidField("body.env_passthrough.keys", "must be an array of strings"));
     envPassthrough = {
       ...(passthrough.mode ? { mode: passthrough.mode } : {}),
       ...(keys ? { keys: keys as string[] } : {}),
@@ -66,7 +71,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   }
   const idle = body.idle_timeout_seconds;
   if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1))
-    throw badRequest("idle_timeout_seconds must be an integer ≥ 1");
+    throw badRequest(invalidField("body.idle_timeout_seconds", "must be integer >= 1"));
 
   return {
     ...(profile ? { profile } : {}),
@@ -84,24 +89,26 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
 /** An absolute path a session may mount: no `..`, not `/` nor a system path, without `,` `:` `\\`. */
 function sessionPath(path: unknown, field: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
-    throw badRequest(`${field} must be an absolute path`);
+    throw badRequest(invalidField(field, "must be an absolute path"));
   const normalized = path.length > 1 ? path.replace(/\/+$/, "") : path;
   if (normalized === "/" || /[,:\\\n]/.test(normalized) || normalized.split("/").includes(".."))
-    throw badRequest(`${field} must be a path other than / without , : \\ or ..`);
+    throw badRequest(invalidField(field, "must be a path other than / without , : \\ or .."));
   if (systemPaths.some((system) => within(normalized, system)))
-    throw badRequest(`${field} ${normalized} is a system path`);
+    throw badRequest(invalidField(field, `${normalized} is a system path`));
   return normalized;
 }
 
 function parseBinds(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw badRequest("binds must be an array of {source, dest, readonly}");
+  if (!Array.isArray(value))
+    throw badRequest(invalidField("body.binds", "must be an array of {source, dest, readonly}"));
   return value.map((entry, index) => {
-    if (!isRecord(entry)) throw badRequest(`binds[${index}] must be {source, dest, readonly}`);
-    const source = sessionPath(entry.source, `binds[${index}].source`);
-    const dest = entry.dest === undefined ? source : sessionPath(entry.dest, `binds[${index}].dest`);
+    if (!isRecord(entry))
+      throw badRequest(invalidField(`body.binds[${index}]`, "must be an object {source, dest, readonly}"));
+    const source = sessionPath(entry.source, `body.binds[${index}].source`);
+    const dest = entry.dest === undefined ? source : sessionPath(entry.dest, `body.binds[${index}].dest`);
     if (entry.readonly !== undefined && typeof entry.readonly !== "boolean")
-      throw badRequest(`binds[${index}].readonly must be a boolean`);
+      throw badRequest(invalidField(`body.binds[${index}].readonly`, "must be boolean"));
     return { source, dest, readonly: entry.readonly === true };
   });
 }
@@ -109,9 +116,10 @@ function parseBinds(value: unknown): Bind[] {
 /** `extra_writable` paths are read-write binds of a path onto itself. */
 function parseExtraWritable(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) throw badRequest("extra_writable must be an array of paths");
+  if (!Array.isArray(value))
+    throw badRequest(invalidField("body.extra_writable", "must be an array of paths"));
   return value.map((entry, index) => {
-    const path = sessionPath(entry, `extra_writable[${index}]`);
+    const path = sessionPath(entry, `body.extra_writable[${index}]`);
     return { source: path, dest: path, readonly: false };
   });
 }
@@ -120,7 +128,7 @@ function optionalId(body: Record<string, unknown>, key: string): number | undefi
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffffffff)
-    throw badRequest(`${key} must be an unsigned 32-bit integer`);
+    throw badRequest(invalidField(fieldPath("body", key), "must be an unsigned 32-bit integer"));
   return value;
 }
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { EXECD_ENV_PATH } from "@paddock/common/contracts";
 import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { safeEqual } from "@paddock/common/ids";
+import { fieldPath, invalidField } from "@paddock/common/validation-messages";
 import { CodeContexts } from "./code-contexts.js";
 import { Commands } from "./commands.js";
 import { Envd } from "./envd/index.js";
@@ -62,7 +63,12 @@ export function createExecd(options: {
     route("POST", EXECD_ENV_PATH, async (req, res) => {
       const body = await readObject(req);
       if (!Object.values(body).every((value) => typeof value === "string"))
-        throw badRequest("values must be strings");
+        throw badRequest(
+          invalidField(
+            fieldPath("body", Object.keys(body).find((key) => typeof body[key] !== "string") ?? ""),
+            "must be string",
+          ),
+        );
       options.env.set(body as Record<string, string>);
       sendJson(res, 200, {});
     }),

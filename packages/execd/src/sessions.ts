@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SseEvent } from "@paddock/common/sse";
+import { missingProperty } from "@paddock/common/validation-messages";
 import { killGroup } from "./commands.js";
 import type { Environment } from "./environment.js";
 import {
@@ -89,7 +90,7 @@ export class Sessions {
     const framing = requestedFraming(req);
     const body = await readObject(req);
     const command = optionalString(body, "command") ?? optionalString(body, "code");
-    if (command === undefined) throw badRequest("command is required");
+    if (command === undefined) throw badRequest(missingProperty("body", "command"));
     this.execute(
       session,
       command,

@@ -4,6 +4,7 @@ import { existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Writable } from "node:stream";
 import { EXECD_MOUNT } from "@paddock/common/contracts";
+import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { shell, signalNumber } from "./commands.js";
 import type { Environment } from "./environment.js";
 import {
@@ -46,10 +47,11 @@ export class Terminals {
     const cwd = optionalString(body, "cwd") ?? process.env.HOME ?? "/";
     const rows = optionalInteger(body, "rows", 1) ?? 24;
     const cols = optionalInteger(body, "cols", 1) ?? 80;
-    if (rows > 10_000 || cols > 10_000) throw badRequest("rows and cols must be at most 10000");
+    if (rows > 10_000 || cols > 10_000)
+      throw badRequest(invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"));
     const uid = optionalInteger(body, "uid");
     const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined) throw badRequest("gid requires uid");
+    if (gid !== undefined && uid === undefined) throw badRequest(invalidField("body.gid", "needs uid too"));
     const envs = optionalStringMap(body, "envs");
     if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw badRequest(`cwd ${cwd} is not a directory`);
 
@@ -116,8 +118,10 @@ export class Terminals {
     const body = await readObject(req);
     const rows = optionalInteger(body, "rows", 1);
     const cols = optionalInteger(body, "cols", 1);
-    if (rows === undefined || cols === undefined || rows > 10_000 || cols > 10_000)
-      throw badRequest("rows and cols are required, from 1 to 10000");
+    if (rows === undefined || cols === undefined)
+      throw badRequest(missingProperty("body", rows === undefined ? "rows" : "cols"));
+    if (rows > 10_000 || cols > 10_000)
+      throw badRequest(invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"));
     terminal.resize(rows, cols);
     sendJson(res, 200, {});
   }

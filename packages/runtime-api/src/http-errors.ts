@@ -1,5 +1,6 @@
 import {
   decodeUtf8,
+  describeSchemaErrors,
   type ErrorShape,
   Errors,
   errorBody,
@@ -8,6 +9,7 @@ import {
   isUtf8Query,
   type Logger,
   PaddockError,
+  type SchemaError,
 } from "@paddock/common";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -38,15 +40,7 @@ export function installErrorHandling(
       if (error.retryAfterSeconds !== undefined) reply.header("retry-after", String(error.retryAfterSeconds));
       return send(reply, error.status, error.code, error.message);
     }
-    if (error.validation) {
-      const where = error.validationContext ?? "request";
-      return send(
-        reply,
-        400,
-        Errors.invalidRequest.code,
-        `${where}: ${error.message.replace(/^(body|querystring|params|headers)\/?/, "")}`,
-      );
-    }
+    if (error.validation) return send(reply, 400, Errors.invalidRequest.code, validationMessage(error));
     switch (error.code) {
       case "FST_ERR_CTP_INVALID_JSON_BODY":
       case "FST_ERR_CTP_EMPTY_JSON_BODY":
@@ -69,6 +63,14 @@ export function installErrorHandling(
   if (options.notFound === false) return;
   app.setNotFoundHandler((request, reply) =>
     send(reply, 404, Errors.notFound.code, `no route ${request.method} ${request.url.split("?")[0]}`),
+  );
+}
+
+/** What a schema refusal says: the part, the JSON path and the property (`validation-messages.ts`). */
+export function validationMessage(error: FastifyError): string {
+  return describeSchemaErrors(
+    (error.validation ?? []) as unknown as SchemaError[],
+    error.validationContext ?? "request",
   );
 }
 
@@ -153,7 +155,10 @@ export function installValidation(app: FastifyInstance): void {
       coerceTypes,
       removeAdditional: false,
       useDefaults: true,
+      // The first error only: see decision 0125 (a refusal's cost stays that of one check).
       allErrors: false,
+      // Errors carry their schema and value, so a message can name the known properties.
+      verbose: true,
       strict: false,
     });
     addFormats(ajv);

@@ -12,8 +12,9 @@ export interface EnforcedPolicy {
 /**
  * Reads or changes the live policy of a sandbox that has an egress sidecar, with the sandbox's
  * token kept server-side: GET reads it, PUT replaces it, PATCH merges rules in, DELETE removes
- * rules by target. The sidecar's refusals come back as registry errors; callers check first that
- * the sandbox was created with a policy (without one it has no sidecar).
+ * rules by target. The sidecar's refusals come back as registry errors, a 400's field named from
+ * `sentAt`, where the caller's own request held what is sent as the sidecar's body. Callers check
+ * first that the sandbox was created with a policy (without one it has no sidecar).
  */
 export async function callEgressPolicy(
   sandboxes: SandboxOperations,
@@ -21,6 +22,7 @@ export async function callEgressPolicy(
   owner: string | null | undefined,
   method: "GET" | "PUT" | "PATCH" | "DELETE",
   body?: unknown,
+  sentAt = "body",
 ): Promise<EnforcedPolicy> {
   const { host, port } = await sandboxes.target(sandbox.id, EGRESS_PORT, owner);
   const response = await fetch(`http://${host}:${port}/policy`, {
@@ -41,7 +43,8 @@ export async function callEgressPolicy(
   if (!response.ok) {
     const message =
       typeof answer.message === "string" ? answer.message : `the sidecar answered ${response.status}`;
-    if (response.status === 400) throw new PaddockError(Errors.invalidRequest, message);
+    if (response.status === 400)
+      throw new PaddockError(Errors.invalidRequest, message.replace(/^body(?=[.[:])/, sentAt));
     if (response.status === 413) throw new PaddockError(Errors.payloadTooLarge, message);
     throw new PaddockError(Errors.endpointUnavailable, message);
   }

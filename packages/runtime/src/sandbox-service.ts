@@ -4,6 +4,8 @@ import {
   EXECD_ENV_PATH,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
+  fieldPath,
+  invalidField,
   type Logger,
   newId,
   type PaddockConfig,
@@ -98,18 +100,22 @@ export class SandboxService implements SandboxOperations {
   private validateCreate(input: CreateSandboxInput): ParsedResources {
     const { runtime, config } = this.deps;
     if (Boolean(input.image) === Boolean(input.snapshotId))
-      invalid("exactly one of image or snapshotId is required");
-    if (input.image && !input.entrypoint?.length) invalid("entrypoint is required when image is given");
+      invalid(invalidField("body", 'give exactly one of "image" or "snapshotId"'));
+    if (input.image && !input.entrypoint?.length)
+      invalid(invalidField("body.entrypoint", "is required, with at least one item, when image is given"));
     if (input.image) {
       const problem = imageReferenceProblem(input.image.uri);
       if (problem) throw new PaddockError(Errors.invalidImage, problem);
     }
     if (input.timeout !== undefined && input.timeout !== null) {
       if (!Number.isInteger(input.timeout) || input.timeout < 1)
-        invalid("timeout must be a positive integer of seconds");
+        invalid(invalidField("body.timeout", "must be a positive integer of seconds"));
       if (input.timeout > config.server.max_sandbox_timeout_seconds) {
         invalid(
-          `timeout may be at most ${config.server.max_sandbox_timeout_seconds} seconds (server.max_sandbox_timeout_seconds)`,
+          invalidField(
+            "body.timeout",
+            `must be <= ${config.server.max_sandbox_timeout_seconds} seconds (server.max_sandbox_timeout_seconds)`,
+          ),
         );
       }
     }
@@ -137,16 +143,23 @@ export class SandboxService implements SandboxOperations {
       input.platform &&
       (input.platform.os !== "linux" || input.platform.arch !== process.arch.replace("x64", "amd64"))
     ) {
-      invalid(`platform ${input.platform.os}/${input.platform.arch} cannot be satisfied by this host`);
+      invalid(
+        invalidField(
+          "body.platform",
+          `${input.platform.os}/${input.platform.arch} cannot be satisfied by this host`,
+        ),
+      );
     }
-    for (const volume of input.volumes ?? []) {
+    for (const [index, volume] of (input.volumes ?? []).entries()) {
+      const where = fieldPath("body.volumes", index);
       const backends = [volume.host, volume.pvc, volume.ossfs].filter(Boolean).length;
-      if (backends !== 1) invalid(`volume ${volume.name} must have exactly one backend (host or pvc)`);
-      if (volume.ossfs) invalid(`volume ${volume.name}: the ossfs backend is not supported by this runtime`);
+      if (backends !== 1)
+        invalid(invalidField(where, `(${volume.name}) must have exactly one backend (host or pvc)`));
+      if (volume.ossfs) invalid(invalidField(`${where}.ossfs`, "is not supported by this runtime"));
       if (volume.subPath?.split("/").includes(".."))
-        invalid(`volume ${volume.name}: subPath must not contain '..'`);
+        invalid(invalidField(`${where}.subPath`, "must not contain '..'"));
       if (volume.subPath?.startsWith("/"))
-        invalid(`volume ${volume.name}: subPath must be relative to the volume, not absolute`);
+        invalid(invalidField(`${where}.subPath`, "must be relative to the volume, not absolute"));
       if (volume.host && !hostPathAllowed(volume.host.path, config.docker.allowed_host_paths)) {
         throw new PaddockError(
           Errors.hostPathNotAllowed,
@@ -200,7 +213,9 @@ export class SandboxService implements SandboxOperations {
       resourceLimits: input.resourceLimits ?? {},
       ...(input.platform ? { platform: input.platform } : {}),
       // Validated and canonical (CIDRs masked, duplicates dropped) before any container exists.
-      ...(input.networkPolicy ? { networkPolicy: parsePolicy(input.networkPolicy) } : {}),
+      ...(input.networkPolicy
+        ? { networkPolicy: parsePolicy(input.networkPolicy, "body.networkPolicy") }
+        : {}),
       secureAccess: input.secureAccess ?? false,
       createdAt: now.toISOString(),
       updatedAt: now.toISOString(),
@@ -420,7 +435,7 @@ export class SandboxService implements SandboxOperations {
     owner?: string | null,
   ): Promise<Sandbox> {
     const sandbox = await this.get(id, owner);
-    validateMetadata(patch);
+    validateMetadata(patch, "body");
     const metadata = { ...sandbox.metadata };
     for (const [key, value] of Object.entries(patch)) {
       if (value === null) delete metadata[key];

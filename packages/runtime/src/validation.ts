@@ -1,6 +1,20 @@
-import { Errors, PaddockError, parseCpuMillis, parseGpuCount, parseMemoryBytes } from "@paddock/common";
+import {
+  Errors,
+  fieldPath,
+  invalidField,
+  PaddockError,
+  parseCpuMillis,
+  parseGpuCount,
+  parseMemoryBytes,
+} from "@paddock/common";
+import { checkedTarget } from "@paddock/egress/policy";
 
 /** Domain-level checks shared by every surface that creates or changes sandboxes. */
+
+/** An egress rule's target (a domain, `*.domain`, an IP address or a CIDR) as the caller wrote it at `where`. */
+export function validateNetworkTarget(target: unknown, where: string): void {
+  checkedTarget(target, where);
+}
 
 const labelName = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 const dnsSubdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -34,11 +48,12 @@ export function labelValueProblem(key: string, value: string): string | undefine
   return undefined;
 }
 
-export function validateMetadata(metadata: Record<string, string | null>): void {
+/** `where` is the JSON path of the metadata object in the request (`body.metadata`, or `body` for a patch). */
+export function validateMetadata(metadata: Record<string, string | null>, where = "body.metadata"): void {
   for (const [key, value] of Object.entries(metadata)) {
     const problem =
       labelKeyProblem(key) ?? (typeof value === "string" ? labelValueProblem(key, value) : undefined);
-    if (problem) invalid(problem);
+    if (problem) invalid(invalidField(fieldPath(where, key), problem));
   }
 }
 
@@ -68,26 +83,30 @@ export interface ParsedResources {
   diskBytes?: number;
 }
 
+const limit = (name: string, problem: string) =>
+  invalidField(fieldPath("body.resourceLimits", name), problem);
+
 export function parseResourceLimits(limits: Record<string, string>): ParsedResources {
   const parsed: ParsedResources = {};
   for (const [name, quantity] of Object.entries(limits)) {
     if (name === "cpu") {
       parsed.cpuMillis =
         parseCpuMillis(quantity) ??
-        invalid(`resourceLimits.cpu "${quantity}" is not a CPU quantity like "500m" or "2"`);
+        invalid(limit("cpu", `${JSON.stringify(quantity)} is not a CPU quantity like "500m" or "2"`));
     } else if (name === "memory") {
       parsed.memoryBytes =
         parseMemoryBytes(quantity) ??
-        invalid(`resourceLimits.memory "${quantity}" is not a memory quantity like "512Mi"`);
-      if (parsed.memoryBytes < 6 * 2 ** 20) invalid("resourceLimits.memory must be at least 6Mi");
+        invalid(limit("memory", `${JSON.stringify(quantity)} is not a memory quantity like "512Mi"`));
+      if (parsed.memoryBytes < 6 * 2 ** 20) invalid(limit("memory", "must be at least 6Mi"));
     } else if (name === "ephemeral-storage") {
       parsed.diskBytes =
         parseMemoryBytes(quantity) ??
-        invalid(`resourceLimits.ephemeral-storage "${quantity}" is not a size like "10Gi"`);
+        invalid(limit("ephemeral-storage", `${JSON.stringify(quantity)} is not a size like "10Gi"`));
       if (parsed.diskBytes < 16 * 2 ** 20 || parsed.diskBytes > 2 ** 40)
-        invalid("resourceLimits.ephemeral-storage must be between 16Mi and 1Ti");
+        invalid(limit("ephemeral-storage", "must be between 16Mi and 1Ti"));
     } else if (name === "gpu") {
-      parsed.gpus = parseGpuCount(quantity) ?? invalid(`resourceLimits.gpu "${quantity}" is not a GPU count`);
+      parsed.gpus =
+        parseGpuCount(quantity) ?? invalid(limit("gpu", `${JSON.stringify(quantity)} is not a GPU count`));
     }
     // Other resource names are accepted and ignored, as the spec allows new ones.
   }

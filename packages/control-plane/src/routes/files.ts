@@ -1,5 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/common";
+import {
+  Errors,
+  ExecdErrors,
+  fieldPath,
+  invalidField,
+  isPaddockError,
+  missingProperty,
+  PaddockError,
+} from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -88,10 +96,13 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
   app.addContentTypeParser("application/octet-stream", (_request, _payload, done) => done(null));
   // Every path these routes take, in the body or the query, is checked before execd sees it.
   app.addHook("preHandler", async (request) => {
-    const fields = { ...(request.query as object), ...(request.body as object) } as Record<string, unknown>;
-    for (const field of ["path", "from", "to"]) {
-      const value = fields[field];
-      if (typeof value === "string") assertSandboxPath(value, field);
+    const parts = { query: request.query, body: request.body } as Record<string, Record<string, unknown>>;
+    for (const [part, fields] of Object.entries(parts)) {
+      if (typeof fields !== "object" || fields === null) continue;
+      for (const field of ["path", "from", "to"]) {
+        const value = fields[field];
+        if (typeof value === "string") assertSandboxPath(value, fieldPath(part, field));
+      }
     }
   });
   const tags = ["files"];
@@ -165,13 +176,16 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       if (request.headers["content-type"]?.startsWith("application/octet-stream")) {
         const { path, mode } = request.query;
-        if (!path) throw new PaddockError(Errors.invalidRequest, "a raw body needs the target as ?path=");
+        if (!path) throw new PaddockError(Errors.invalidRequest, missingProperty("query", "path"));
         return rawUpload(request, reply, { path, mode });
       }
       const execd = await execdFor(request);
       const body = request.body as WriteRequest | undefined;
       if (!body || typeof body !== "object")
-        throw new PaddockError(Errors.invalidRequest, "send {path, content} as JSON, or raw bytes");
+        throw new PaddockError(
+          Errors.invalidRequest,
+          invalidField("body", "must be {path, content} as JSON, or raw bytes"),
+        );
       const { path, content, encoding = "utf8", mode } = body;
       const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
       assertUploadLength(String(bytes.length), options.maxUploadBytes);

@@ -20,11 +20,15 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
   const { sandboxes } = options;
   app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
 
-  /** Calls the sidecar of the sandbox a request names, for its owner only. */
+  /**
+   * Calls the sidecar of the sandbox a request names, for its owner only. `sentAt` is where the
+   * caller put what is sent as the sidecar's body, so a refusal names the caller's own field.
+   */
   async function sidecar(
     request: FastifyRequest & { params: { id: string } },
     method: "GET" | "PATCH" | "DELETE",
     body?: unknown,
+    sentAt = "body",
   ) {
     const owner = principalOf(request).accountId;
     const sandbox = await sandboxes.get(request.params.id, owner);
@@ -34,7 +38,7 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
         "this sandbox was created without a networkPolicy: its egress is not filtered and has no policy to change",
       );
     }
-    return callEgressPolicy(sandboxes, sandbox, owner, method, body);
+    return callEgressPolicy(sandboxes, sandbox, owner, method, body, sentAt);
   }
 
   const common = {
@@ -44,11 +48,11 @@ export const networkPolicyRoutes: FastifyPluginAsyncTypebox<{
   };
   app.get("/sandboxes/:id/network-policy", { schema: common }, (request) => sidecar(request, "GET"));
   app.patch("/sandboxes/:id/network-policy", { schema: { ...common, body: PolicyPatch } }, (request) =>
-    sidecar(request, "PATCH", request.body.egress),
+    sidecar(request, "PATCH", request.body.egress, "body.egress"),
   );
   app.delete(
     "/sandboxes/:id/network-policy",
     { schema: { ...common, querystring: PolicyRemoval } },
-    (request) => sidecar(request, "DELETE", request.query.target),
+    (request) => sidecar(request, "DELETE", request.query.target, "query.target"),
   );
 };

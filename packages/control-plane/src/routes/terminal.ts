@@ -56,7 +56,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const { cols, rows, command } = request.query;
-      if (command !== undefined) assertCommand(command);
+      if (command !== undefined) assertCommand(command, {}, "query");
       // The owner check and the sandbox's state answer as HTTP, before anything is upgraded.
       const execd = await ExecdClient.forRequest(options.sandboxes, request);
       const socket = await acceptWebSocket(request, reply);

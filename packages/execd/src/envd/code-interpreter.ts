@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code-contexts.js";
 import { badRequest, ExecdError, optionalString, optionalStringMap, readObject, sendJson } from "../http.js";
 import { type Route, route } from "../server.js";
@@ -55,10 +56,10 @@ export class CodeInterpreter {
   private async execute(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
     const code = optionalString(body, "code");
-    if (code === undefined) throw badRequest("code is required");
+    if (code === undefined) throw badRequest(missingProperty("body", "code"));
     const id = optionalString(body, "context_id");
     const language = optionalString(body, "language");
-    if (id && language) throw badRequest("give context_id or language, not both");
+    if (id && language) throw badRequest(invalidField("body", "give context_id or language, not both"));
     const env = optionalStringMap(body, "env_vars");
     if (env) checkEnv(env);
     const context = await this.code.contextFor({ id, language: language && noBash(language) });

@@ -5,6 +5,7 @@ import {
   Errors,
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
+  invalidField,
   PaddockError,
 } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
@@ -55,7 +56,10 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       const { sandboxId, port } = request.params;
       const { use_server_proxy: useProxy, expires } = request.query;
       if (useProxy && expires !== undefined) {
-        throw new PaddockError(Errors.invalidRequest, "use_server_proxy and expires cannot be combined");
+        throw new PaddockError(
+          Errors.invalidRequest,
+          invalidField("query.expires", "cannot be combined with use_server_proxy"),
+        );
       }
       const sandbox = await options.sandboxes.get(sandboxId);
       const tokens = options.sandboxes.tokens(sandboxId);

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { Errors, PaddockError } from "@paddock/common";
+import { Errors, invalidField, PaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { Empty, errorResponses } from "../schemas/common.js";
 import {
@@ -24,7 +24,8 @@ function metadataFilter(text: string | undefined): Record<string, string> | unde
   if (!text) return undefined;
   const filter: Record<string, string> = {};
   for (const [key, value] of new URLSearchParams(text)) {
-    if (!key) throw new PaddockError(Errors.invalidRequest, "metadata filter has an empty key");
+    if (!key)
+      throw new PaddockError(Errors.invalidRequest, invalidField("query.metadata", "has an empty key"));
     filter[key] = value;
   }
   return filter;
@@ -37,14 +38,20 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request, reply) => {
       const body = request.body;
       if (body.credentialProxy?.enabled) {
-        throw new PaddockError(Errors.invalidRequest, "credentialProxy is not supported by this server");
+        throw new PaddockError(
+          Errors.invalidRequest,
+          invalidField("body.credentialProxy.enabled", "is not supported by this server"),
+        );
       }
       // Pool mode (upstream's `extensions.poolRef`): a template's warm pool serves the create.
       const poolRef = body.extensions?.poolRef;
       if (poolRef && (body.snapshotId || body.networkPolicy || body.platform || body.volumes?.length)) {
         throw new PaddockError(
           Errors.invalidRequest,
-          "extensions.poolRef cannot be combined with snapshotId, networkPolicy, platform or volumes",
+          invalidField(
+            "body.extensions.poolRef",
+            "cannot be combined with snapshotId, networkPolicy, platform or volumes",
+          ),
         );
       }
       const sandbox = await sandboxes.create({
@@ -133,7 +140,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request) => {
       const expiresAt = new Date(request.body.expiresAt);
       if (Number.isNaN(expiresAt.getTime()))
-        throw new PaddockError(Errors.invalidRequest, "expiresAt is not an RFC 3339 time");
+        throw new PaddockError(
+          Errors.invalidRequest,
+          invalidField("body.expiresAt", "is not an RFC 3339 time"),
+        );
       return sandboxes.renew(request.params.sandboxId, expiresAt);
     },
   );
