@@ -25,7 +25,13 @@ describe.each(["gvisor", "runc"] as const)("everyday tools in a sandbox under %s
   let connection: { baseUrl: string; apiKey: string; timeoutSeconds: number };
 
   beforeAll(async () => {
-    t = await startTestServer({ config: { secure_runtime: { type: runtime === "runc" ? "" : "gvisor" } } });
+    t = await startTestServer({
+      config: {
+        secure_runtime: { type: runtime === "runc" ? "" : "gvisor" },
+        // One sandbox per template, quicker than the default create rate allows.
+        rate_limits: { creates_per_key: 100, creates_per_account: 100 },
+      },
+    });
     await Paddock.signup("tools@example.com", "correct horse battery", { baseUrl: t.url });
     const { client } = await Paddock.login("tools@example.com", "correct horse battery", { baseUrl: t.url });
     const { secret } = await client.keys.create({ name: "tools" });
