@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '==> %s\n' "$*"; }
 
-packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc libc6-dev tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
+packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc g++ make python3 libc6-dev tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -17,6 +17,10 @@ if ((${#missing[@]})); then
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# Node.js, before anything that runs it: Paddock runs on the LTS that install-node.sh pins (Debian 12
+# ships 18), installed from the npm registry into /usr/local unless it is there (decision 0179).
+bash scripts/install-node.sh "${PADDOCK_NODE_PREFIX:-/usr/local}"
 
 # gVisor: Debian 12's runsc (2022-12) fails coreutils 9's statx, so `ls` and `stat` answer
 # "Invalid argument" in every sandbox. Debian 13's build (one static binary, no dependencies) runs
@@ -99,11 +103,18 @@ elif [ -n "$registered" ] || ! docker info --format '{{json .Runtimes}}' | grep 
   sleep 2
 fi
 
-# better-sqlite3 compiles from source (prebuilt downloads are unreachable); use the local headers.
-[ -d /usr/include/node ] && export npm_config_nodedir=/usr
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "installing npm dependencies"
-  npm ci --no-audit --no-fund
+# better-sqlite3 compiles from source (prebuilt downloads are unreachable) against the headers
+# installed beside the running node. What it builds fits one Node ABI only: node_modules records
+# the ABI it was installed for, and is installed again when node or the lockfile changes.
+node_home="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
+# (node-gyp's own setting: npm 11 warns of its npm_config_nodedir, a key npm does not know.)
+[ -f "$node_home/include/node/node_version.h" ] && export npm_package_config_node_gyp_nodedir="$node_home"
+node_abi="$(node -p '`${process.platform}-${process.arch} node ABI ${process.versions.modules}`')"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  [ "$(cat node_modules/.paddock-node-abi 2>/dev/null)" != "$node_abi" ]; then
+  step "installing npm dependencies (Node $(node --version), $node_abi)"
+  npm ci --no-audit --no-fund --no-update-notifier
+  echo "$node_abi" >node_modules/.paddock-node-abi
 fi
 
 step "building TypeScript"
