@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 step() { printf '==> %s\n' "$*"; }
 
-packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc g++ make python3 libc6-dev tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
+packages=(docker.io nftables iptables iproute2 debootstrap tini busybox-static postgresql docker-registry apache2-utils curl ca-certificates gcc libc6-dev tmux python3-httpx python3-pytest python3-pytest-asyncio python3-venv mypy chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
