@@ -18,6 +18,10 @@ if ((${#missing[@]})); then
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# Node.js, before anything that runs it: Paddock runs on the LTS that install-node.sh pins (Debian 12
+# ships 18), installed from the npm registry into /usr/local unless it is there (decision 0179).
+bash scripts/install-node.sh "${PADDOCK_NODE_PREFIX:-/usr/local}"
+
 # gVisor: Debian 12's runsc (2022-12) fails coreutils 9's statx, so `ls` and `stat` answer
 # "Invalid argument" in every sandbox; Debian 13's (0.0~20240729) runs them but answers lgetxattr
 # on a symlink with EBADF (`ls -l` errors) and cannot start its own network stack on recent
@@ -99,11 +103,18 @@ elif [ -n "$registered" ] || ! docker info --format '{{json .Runtimes}}' | grep 
   sleep 2
 fi
 
-# better-sqlite3 compiles from source (prebuilt downloads are unreachable); use the local headers.
-[ -d /usr/include/node ] && export npm_config_nodedir=/usr
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  step "installing npm dependencies"
-  npm ci --no-audit --no-fund
+# Native modules: node-gyp uses the headers installed beside the running node (it cannot download
+# them), even where it only finds a module's own prebuilt binary. What it builds fits one Node ABI:
+# node_modules records the ABI it was installed for, and is installed again when node changes.
+node_home="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
+# (node-gyp's own setting: npm 11 warns of its npm_config_nodedir, a key npm does not know.)
+[ -f "$node_home/include/node/node_version.h" ] && export npm_package_config_node_gyp_nodedir="$node_home"
+node_abi="$(node -p '`${process.platform}-${process.arch} node ABI ${process.versions.modules}`')"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ] ||
+  [ "$(cat node_modules/.paddock-node-abi 2>/dev/null)" != "$node_abi" ]; then
+  step "installing npm dependencies (Node $(node --version), $node_abi)"
+  npm ci --no-audit --no-fund --no-update-notifier
+  echo "$node_abi" >node_modules/.paddock-node-abi
 fi
 
 step "building TypeScript"
