@@ -11,7 +11,8 @@ import { build } from "esbuild";
 
 const image = process.env.PADDOCK_EGRESS_IMAGE ?? "paddock/egress:0.1.0";
 const baseImage = process.env.PADDOCK_BASE_IMAGE ?? "paddock/base:bookworm";
-const node = process.env.PADDOCK_EGRESS_NODE ?? "/usr/bin/node";
+// The node running this build: the one setup installs (decision 0179), its binary copied whole.
+const node = process.env.PADDOCK_EGRESS_NODE ?? process.execPath;
 const force = process.argv.includes("--force");
 const here = dirname(fileURLToPath(import.meta.url));
 const stage = mkdtempSync(join(tmpdir(), "paddock-egress-"));
