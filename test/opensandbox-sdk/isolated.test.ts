@@ -80,9 +80,24 @@ describe("isolated sessions", () => {
   });
 });
 
-/** Processes and threads of the whole sandbox, counted from its /proc by a command of its own. */
-const countScript =
-  "p=0; t=0; for s in /proc/[0-9]*/status; do n=$(awk '/^Threads:/{print $2}' $s 2>/dev/null) && [ -n \"$n\" ] && p=$((p+1)) && t=$((t+n)); done; echo $p $t";
+/**
+ * Processes and threads of the whole sandbox, counted from its /proc by a command of its own,
+ * which leaves out itself and its children, and execd's idle warm shells (one is started after
+ * each command, so whether it exists yet when the next command looks is a race). Then the
+ * processes, one line each, for the failure message.
+ */
+const countScript = [
+  "p=0; t=0; list=''",
+  "for d in /proc/[0-9]*; do",
+  '  pid=${d#/proc/}; [ "$pid" = $$ ] && continue',
+  // name, state, parent and threads on one line; gone already: skipped.
+  "  fields=$(awk '/^(Name|State|PPid|Threads):/{printf \"%s \", $2}' $d/status 2>/dev/null) || continue",
+  '  set -- $fields; [ $# -eq 4 ] && [ "$3" != $$ ] || continue',
+  "  tr '\\0' ' ' < $d/cmdline 2>/dev/null | grep -q __paddock_n && continue",
+  '  p=$((p+1)); t=$((t+$4)); list="$list$pid $1 $2\\n"',
+  "done",
+  'echo $p $t; printf "$list"',
+].join("\n");
 
 describe.each(["gvisor", "runc"] as const)("isolated sessions under %s", (runtime) => {
   let t: TestServer;
@@ -90,9 +105,12 @@ describe.each(["gvisor", "runc"] as const)("isolated sessions under %s", (runtim
 
   const counts = async () => {
     const result = await sandbox.commands.run(countScript);
-    const [processes, threads] = texts(result.logs.stdout)[0]?.split(" ").map(Number) ?? [];
-    return { processes, threads };
+    const [totals, ...processList] = texts(result.logs.stdout).join("\n").split("\n");
+    const [processes, threads] = totals?.split(" ").map(Number) ?? [];
+    return { processes, threads, processList: processList.filter(Boolean) };
   };
+  const same = (a: { processes?: number; threads?: number }, b: { processes?: number; threads?: number }) =>
+    a.processes === b.processes && a.threads === b.threads;
 
   beforeAll(async () => {
     t = await startTestServer({ config: { secure_runtime: { type: runtime === "runc" ? "" : "gvisor" } } });
@@ -187,15 +205,21 @@ describe.each(["gvisor", "runc"] as const)("isolated sessions under %s", (runtim
     // The first session warms execd up (its thread pool); the counts start after it.
     await cycle();
     const before = await counts();
+    // At least the sandbox's init, its entrypoint and execd.
+    expect(before.processes).toBeGreaterThanOrEqual(3);
+    expect(before.processList).toHaveLength(before.processes ?? 0);
     // Four at a time, for speed. Before, each deleted session left its agent and shell behind
     // under gVisor, and creating sessions failed (EAGAIN) within about 25.
     for (let round = 0; round < 25; round++) await Promise.all([cycle(), cycle(), cycle(), cycle()]);
     // Killed processes are reaped by the sandbox's init a moment later.
     let after = await counts();
-    for (let wait = 0; wait < 50 && JSON.stringify(after) !== JSON.stringify(before); wait++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
+    for (const deadline = Date.now() + 15_000; !same(after, before) && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
       after = await counts();
     }
-    expect(after).toEqual(before);
+    expect(
+      { processes: after.processes, threads: after.threads },
+      `before:\n${before.processList.join("\n")}\nafter:\n${after.processList.join("\n")}`,
+    ).toEqual({ processes: before.processes, threads: before.threads });
   });
 });
