@@ -51,6 +51,8 @@ const folded = (name: string) => name.toLowerCase().replace(/[-_.\s]/g, "");
  * `ip`). Ties go to the first known name, so the answer follows the schema's order.
  */
 export function closestName(name: string, known: Iterable<string>): string | undefined {
+  // No known name is this long: a megabyte-long name is not worth measuring against each one.
+  if (name.length > shownLength) return undefined;
   const wanted = folded(name);
   let best: string | undefined;
   let bestDistance = Number.POSITIVE_INFINITY;
