@@ -108,7 +108,7 @@ export const Errors = {
   networkPolicyUnsupported: defineError(
     "network_policy_unsupported",
     400,
-    "networkPolicy cannot be enforced under the configured secure runtime.",
+    "networkPolicy cannot be enforced under the configured secure runtime (gVisor without `--network=host`, gVisor on Kubernetes, Kata on Docker).",
   ),
   gpuUnavailable: defineError("gpu_unavailable", 400, "GPUs were requested but this host has none."),
   hostPathNotAllowed: defineError("host_path_not_allowed", 400, "Host-path volumes are not allowed here."),

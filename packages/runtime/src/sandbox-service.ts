@@ -136,7 +136,7 @@ export class SandboxService implements SandboxOperations {
     if (input.networkPolicy && !runtime.secureRuntime.supportsNetworkPolicy) {
       throw new PaddockError(
         Errors.networkPolicyUnsupported,
-        `networkPolicy needs the egress sidecar's nftables rules, which do not reach the sockets of sandboxes under the ${runtime.secureRuntime.type} secure runtime here (gVisor's own netstack has no NAT table; on Kubernetes the sidecar would run inside the same gVisor pod); create the sandbox without networkPolicy, or in Docker mode register runsc with --network=host, or run this server with secure_runtime.type = "" or "kata"`,
+        `networkPolicy needs the egress sidecar's nftables rules, which do not reach the sockets of sandboxes under the ${runtime.secureRuntime.type} secure runtime here (gVisor's own netstack has no NAT table; on Kubernetes the sidecar would run inside the same gVisor pod; a Kata guest's packets on Docker pass none of the sidecar's hooks); create the sandbox without networkPolicy, or in Docker mode register runsc with --network=host, or run this server with secure_runtime.type = ""`,
       );
     }
     if (
