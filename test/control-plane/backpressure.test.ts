@@ -17,8 +17,12 @@ import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/
 // server's alone: the test's clients and their buffers are not in it.
 
 const twoGigabytes = "head -c 2000000000 /dev/zero | tr '\\0' A";
-/** Growth of the server's resident memory allowed during an attack (it held GiBs unbounded). */
-const maxGrowthMiB = 150;
+/**
+ * Growth of the server's resident memory allowed during an attack (it held GiBs unbounded). Not
+ * all of it is held: Node 24's young generation grows with the allocation rate (a cell printing
+ * without end reached 151 MiB once, 27–143 MiB otherwise, on Node 20 under 100).
+ */
+const maxGrowthMiB = 256;
 /** How long each attack runs before it is measured. */
 const attackMs = 20_000;
 /**
