@@ -163,7 +163,7 @@ def server(stripe: tuple[str, dict[str, str]]) -> Iterator[Server]:
 
 @pytest.fixture(scope="session")
 def runc_server() -> Iterator[Server]:
-    """A server on runc, for network policies (gVisor has no NAT table to enforce them with)."""
+    """A server on runc, for what must hold under both runtimes (network policies)."""
     started = _start_server(f"pytest-{RUN_ID}-runc", {"PADDOCK_SECURE_RUNTIME_TYPE": ""})
     yield started
     left = _stop_server(started)

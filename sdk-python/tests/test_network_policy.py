@@ -1,4 +1,4 @@
-"""Network policies: enforced on a runc server (gVisor has no NAT table), refused under gVisor."""
+"""Network policies, enforced by the egress sidecar on a gVisor server and on a runc server."""
 
 from __future__ import annotations
 
@@ -6,12 +6,16 @@ import pytest
 
 from paddock import InvalidRequestError, NetworkPolicyOptions, NetworkRule
 
-from .conftest import Server, User, sign_up
+from .conftest import Server, sign_up
 from .support import Flavor, result
 
 
-async def test_a_sandbox_policy_is_read_updated_and_pruned(flavor: Flavor, runc_server: Server) -> None:
-    user = sign_up(runc_server.url, f"egress-{flavor.value}")
+@pytest.mark.parametrize("server_fixture", ["server", "runc_server"])
+async def test_a_sandbox_policy_is_read_updated_and_pruned(
+    flavor: Flavor, server_fixture: str, request: pytest.FixtureRequest
+) -> None:
+    running: Server = request.getfixturevalue(server_fixture)
+    user = sign_up(running.url, f"egress-{server_fixture}-{flavor.value}")
     policy = NetworkPolicyOptions("deny", [NetworkRule("allow", "allowed.test")])
     sandbox = await result(flavor.sandbox.create(network_policy=policy, **user.connection))
     try:
@@ -31,14 +35,3 @@ async def test_a_sandbox_policy_is_read_updated_and_pruned(flavor: Flavor, runc_
     finally:
         await result(sandbox.kill())
         await result(sandbox.close())
-
-
-async def test_gvisor_refuses_a_network_policy(flavor: Flavor, user: User) -> None:
-    with pytest.raises(InvalidRequestError) as refused:
-        await result(
-            flavor.sandbox.create(
-                network_policy=NetworkPolicyOptions("deny", [NetworkRule("allow", "example.com")]),
-                **user.connection,
-            )
-        )
-    assert refused.value.code == "network_policy_unsupported"
