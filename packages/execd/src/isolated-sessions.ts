@@ -119,7 +119,10 @@ export class IsolatedSessions {
   }
 
   async create(spec: SessionSpec): Promise<IsolatedSession> {
-    for (const bind of spec.binds) await checkBindSource(bind.source);
+    // Mounted from the resolved path: a symlink swapped after the check changes nothing.
+    const mounted = await Promise.all(
+      spec.binds.map(async (bind) => ({ ...bind, source: await checkBindSource(bind.source) })),
+    );
     const { features, overlayOptions } = await this.capabilities();
     const needed: IsolationFeature = spec.workspace.mode === "overlay" ? "overlay" : "mount_namespace";
     if (!features[needed].available) {
@@ -179,7 +182,7 @@ export class IsolatedSessions {
         spec.profile ?? "balanced",
         overlayOptions,
         features.locked_read_only.available ? "remount" : "overlay",
-        ...spec.binds.flatMap((bind) => [bind.source, bind.dest, bind.readonly ? "ro" : "rw"]),
+        ...mounted.flatMap((bind) => [bind.source, bind.dest, bind.readonly ? "ro" : "rw"]),
         "--",
         // A nested user and mount namespace locks every mount the script made: the session
         // cannot unmount its overlay to reach the real workspace, nor remount a read-only path.
@@ -403,8 +406,11 @@ async function sessionProcesses(dir: string, mark: { dev: number; ino: number })
   return members;
 }
 
-/** A bind source must exist and, symlinks resolved, lie under one of `bindableRoots`: else 400. */
-async function checkBindSource(source: string): Promise<void> {
+/**
+ * A bind source must exist and, symlinks resolved, lie under one of `bindableRoots`: else 400.
+ * Answers the resolved path.
+ */
+async function checkBindSource(source: string): Promise<string> {
   const real = await realpath(source).catch(() => undefined);
   if (real === undefined)
     throw new ExecdError(400, "invalid_request", `bind source ${source} does not exist`);
@@ -416,6 +422,7 @@ async function checkBindSource(source: string): Promise<void> {
       `bind source ${source}${resolved} is not allowed: sessions may bind only ${bindableRoots.join(", ")} and paths under them`,
     );
   }
+  return real;
 }
 
 /** The agent is this same execd bundle, started by the session's init (tini reaps orphans). */
