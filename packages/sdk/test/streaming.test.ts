@@ -82,7 +82,9 @@ describe("the TypeScript SDK's streams: files and commands", () => {
     } finally {
       clearInterval(sampler);
     }
-    expect(peak).toBeLessThan(128 * mebibyte);
+    // Half the file: Node 24 frees a buffer when its wrapper leaves the young generation, which
+    // grows with the allocation rate (137 MiB seen once; never near the 384 MiB held whole).
+    expect(peak).toBeLessThan(192 * mebibyte);
     await sandbox.files.remove("/root/huge.bin");
   });
 
