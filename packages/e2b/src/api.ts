@@ -58,21 +58,16 @@ const settleTimeoutMs = 120_000;
 
 const SandboxParams = Type.Object({ sandboxID: Type.String({ minLength: 1, maxLength: 128 }) });
 const Destinations = Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 1000 });
-const Network = Type.Object({
+/** E2B's egress settings, the same at create (in `network`) and in a live update. */
+const egressFields = {
   allowOut: Type.Optional(Destinations),
   denyOut: Type.Optional(Destinations),
-  allowPublicTraffic: Type.Optional(Type.Boolean()),
   egressProxy: Type.Optional(Type.Unknown()),
   rules: Type.Optional(Type.Unknown()),
-});
+};
+const Network = Type.Object({ ...egressFields, allowPublicTraffic: Type.Optional(Type.Boolean()) });
 /** E2B's live network update: replaces the whole egress configuration; an omitted field clears. */
-const NetworkUpdate = Type.Object({
-  allowOut: Type.Optional(Destinations),
-  denyOut: Type.Optional(Destinations),
-  allow_internet_access: Type.Optional(Type.Boolean()),
-  egressProxy: Type.Optional(Type.Unknown()),
-  rules: Type.Optional(Type.Unknown()),
-});
+const NetworkUpdate = Type.Object({ ...egressFields, allow_internet_access: Type.Optional(Type.Boolean()) });
 const NewSandbox = Type.Object({
   templateID: Type.String({ minLength: 1, maxLength: 128 }),
   timeout: Type.Optional(Type.Integer({ minimum: 0 })),
