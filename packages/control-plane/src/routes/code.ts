@@ -58,7 +58,6 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
       const { code, language, contextId } = request.body;
       const context = contextId ? { id: contextId } : { language: language ?? "python" };
       const output = new BoundedOutput();
-      const results: Array<Record<string, unknown>> = [];
       let error: { name: string; value: string; traceback: string[] } | null = null;
       let executionCount: number | null = null;
       // A client that leaves closes execd's stream, which interrupts the cell.
@@ -66,7 +65,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
         // Kept up to /run's bound; the rest is read (to learn how the cell ended) and dropped.
         if (event.type === "stdout" || event.type === "stderr")
           await output.add(event.type, String(event.text ?? ""));
-        else if (event.type === "result") results.push(event.results ?? {});
+        else if (event.type === "result") await output.addResult(event.results ?? {});
         else if (event.type === "execution_count") executionCount = Number(event.execution_count);
         else if (event.type === "error") {
           const detail = (event.error ?? {}) as { ename?: string; evalue?: string; traceback?: string[] };
@@ -77,7 +76,7 @@ export const codeRoutes: FastifyPluginAsyncTypebox<{
           };
         }
       }
-      const { stdout, stderr, truncated } = output;
+      const { stdout, stderr, results, truncated } = output;
       return { stdout, stderr, results, error, executionCount, ...(truncated ? { truncated } : {}) };
     },
   );
