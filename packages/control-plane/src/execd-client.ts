@@ -1,6 +1,15 @@
 import { ExecdClient, type SandboxOperations } from "@paddock/runtime";
-import type { FastifyReply, FastifyRequest } from "fastify";
-import { principalOf } from "./auth-hook.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { AccountLimits, MeteredCall } from "./account-limits.js";
+import { authenticate, principalOf } from "./auth-hook.js";
+import type { Identity } from "./identity.js";
+
+/** What the routes onto a sandbox's execd (code, files, terminal) are given. */
+export interface ExecdRouteOptions {
+  identity: Identity;
+  sandboxes: SandboxOperations;
+  limits: AccountLimits;
+}
 
 /** The execd of the sandbox a request names (`:id`), for the authenticated caller only. */
 export function execdForRequest(
@@ -8,6 +17,20 @@ export function execdForRequest(
   request: FastifyRequest & { params: { id: string } },
 ): Promise<ExecdClient> {
   return ExecdClient.of(sandboxes, request.params.id, principalOf(request).accountId);
+}
+
+/**
+ * Guards a plugin of routes onto a sandbox's execd: the caller's key, then `call`'s rate. Returns
+ * how its handlers reach the execd of the sandbox a request names.
+ */
+export function execdRoutes(
+  app: FastifyInstance,
+  options: ExecdRouteOptions,
+  call: MeteredCall,
+): (request: FastifyRequest & { params: { id: string } }) => Promise<ExecdClient> {
+  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+  app.addHook("onRequest", options.limits.hook(call));
+  return (request) => execdForRequest(options.sandboxes, request);
 }
 
 /**

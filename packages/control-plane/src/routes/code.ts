@@ -1,11 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import type { SandboxOperations } from "@paddock/runtime";
-import type { FastifyRequest } from "fastify";
-import type { AccountLimits } from "../account-limits.js";
-import { authenticate } from "../auth-hook.js";
 import { BoundedOutput } from "../command-output.js";
-import { clientGone, execdForRequest } from "../execd-client.js";
-import type { Identity } from "../identity.js";
+import { clientGone, type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { CodeRequest, CodeResult, Context, ContextRequest } from "../schemas/files.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
@@ -15,16 +10,9 @@ import { SandboxParams } from "../schemas/sandboxes.js";
  * goes to the sandbox's default context of its language (kept by execd), so `x = 20` then
  * `x + 22` works; a caller who wants a clean slate creates a context.
  */
-export const codeRoutes: FastifyPluginAsyncTypebox<{
-  identity: Identity;
-  sandboxes: SandboxOperations;
-  limits: AccountLimits;
-}> = async (app, options) => {
-  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+export const codeRoutes: FastifyPluginAsyncTypebox<ExecdRouteOptions> = async (app, options) => {
   // Every call here runs code in the sandbox: counted as a command.
-  app.addHook("onRequest", options.limits.hook("commands"));
-  const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
-    execdForRequest(options.sandboxes, request);
+  const execdFor = execdRoutes(app, options, "commands");
 
   app.post(
     "/sandboxes/:id/code/contexts",

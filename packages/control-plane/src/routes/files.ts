@@ -8,12 +8,9 @@ import {
   missingProperty,
   PaddockError,
 } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AccountLimits } from "../account-limits.js";
-import { authenticate } from "../auth-hook.js";
-import { execdForRequest } from "../execd-client.js";
+import { type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import {
   assertUploadLength,
   inlineTooLarge,
@@ -22,7 +19,6 @@ import {
   streamUpload,
   wantsRaw,
 } from "../file-transfer.js";
-import type { Identity } from "../identity.js";
 import { assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 import {
@@ -60,17 +56,13 @@ function toInfo(entry: Record<string, unknown>) {
 }
 
 /** Files of a sandbox, mapped onto its execd; binary-safe, and streamed for large files. */
-export const fileRoutes: FastifyPluginAsyncTypebox<{
-  identity: Identity;
-  sandboxes: SandboxOperations;
-  limits: AccountLimits;
-  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
-  maxUploadBytes: number;
-}> = async (app, options) => {
-  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
-  app.addHook("onRequest", options.limits.hook("file_calls"));
-  const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
-    execdForRequest(options.sandboxes, request);
+export const fileRoutes: FastifyPluginAsyncTypebox<
+  ExecdRouteOptions & {
+    /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
+    maxUploadBytes: number;
+  }
+> = async (app, options) => {
+  const execdFor = execdRoutes(app, options, "file_calls");
   /**
    * A raw body into a sandbox file within `[server] max_upload_bytes`: refused before anything
    * is sent when its Content-Length is over, cut off when a chunked body passes it. A refused

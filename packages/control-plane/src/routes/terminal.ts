@@ -1,12 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { isPaddockError } from "@paddock/common";
-import type { ExecdClient, SandboxOperations, TerminalStart } from "@paddock/runtime";
+import type { ExecdClient, TerminalStart } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { RawData, WebSocket } from "ws";
-import type { AccountLimits } from "../account-limits.js";
-import { authenticate } from "../auth-hook.js";
-import { execdForRequest } from "../execd-client.js";
-import type { Identity } from "../identity.js";
+import { type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import { assertCommand } from "../sandbox-strings.js";
 import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
@@ -33,14 +30,9 @@ frames are output bytes; a text frame \`{"type":"exit","exitCode":N}\` when the 
 close 1011). Closing the socket hangs the terminal up.`;
 
 /** `GET /sandboxes/{id}/terminal`: an interactive terminal, bridged to execd's `/pty`. */
-export const terminalRoutes: FastifyPluginAsyncTypebox<{
-  identity: Identity;
-  sandboxes: SandboxOperations;
-  limits: AccountLimits;
-}> = async (app, options) => {
-  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+export const terminalRoutes: FastifyPluginAsyncTypebox<ExecdRouteOptions> = async (app, options) => {
   // Every call here runs code in the sandbox: counted as a command.
-  app.addHook("onRequest", options.limits.hook("commands"));
+  const execdFor = execdRoutes(app, options, "commands");
 
   app.get(
     "/sandboxes/:id/terminal",
@@ -58,7 +50,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
       const { cols, rows, command } = request.query;
       if (command !== undefined) assertCommand(command, {}, "query");
       // The owner check and the sandbox's state answer as HTTP, before anything is upgraded.
-      const execd = await execdForRequest(options.sandboxes, request);
+      const execd = await execdFor(request);
       const socket = await acceptWebSocket(request, reply);
       await bridge(socket, execd, { cols, rows, ...(command !== undefined ? { command } : {}) });
     },
