@@ -320,9 +320,16 @@ export class ExecdClient {
     return readJsonLimited<JsonAnswerOf<R>>(await this.call(route, call), what);
   }
 
-  /** Waits for an answer whose body says nothing (`{}`), leaving the body unread. */
+  /**
+   * Waits for an answer whose body says nothing (`{}`) and reads it to its end, so its kept-alive
+   * connection is free for the next call; a body longer than an acknowledgement is cut off.
+   */
   private async acknowledged(answer: Promise<Response>): Promise<void> {
-    await (await answer).body?.cancel();
+    let size = 0;
+    for await (const chunk of (await answer).body ?? []) {
+      size += chunk.length;
+      if (size > 64 * 1024) break;
+    }
   }
 
   /**
