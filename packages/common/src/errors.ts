@@ -24,6 +24,11 @@ export function errorDefinitions(): ErrorDefinition[] {
   return [...registry.values()];
 }
 
+/** The definition registered under `code`, if any: how a code another part answered is named back. */
+export function errorDefinitionOf(code: string): ErrorDefinition | undefined {
+  return registry.get(code);
+}
+
 export class PaddockError extends Error {
   readonly code: string;
   readonly status: number;

@@ -11,11 +11,17 @@ export const maxBufferedOutput = 8 * 2 ** 20;
  */
 const droppedPerSecond = 16 * 2 ** 20;
 
-/** A buffered answer's stdout and stderr, each kept up to `maxBufferedOutput`. */
+/**
+ * A buffered answer's stdout and stderr, each kept up to `maxBufferedOutput`, and a code cell's
+ * results (values, images, HTML) while their JSON stays within the same bound.
+ */
 export class BoundedOutput {
   stdout = "";
   stderr = "";
+  results: Array<Record<string, unknown>> = [];
   truncated = false;
+  private resultsLength = 0;
+  private resultsFull = false;
   private dropped = 0;
   private droppingSince = 0;
 
@@ -24,11 +30,28 @@ export class BoundedOutput {
     const room = maxBufferedOutput - this[stream].length;
     if (room > 0) this[stream] += text.slice(0, room);
     if (text.length <= room) return;
+    await this.drop(text.length - Math.max(room, 0));
+  }
+
+  /** Keeps a result whole while the results fit; from the first that does not, drops them all. */
+  async addResult(result: Record<string, unknown>): Promise<void> {
+    const length = JSON.stringify(result).length;
+    if (!this.resultsFull && this.resultsLength + length <= maxBufferedOutput) {
+      this.results.push(result);
+      this.resultsLength += length;
+      return;
+    }
+    this.resultsFull = true;
+    await this.drop(length);
+  }
+
+  /** Counts `characters` dropped; resolves once that is due at `droppedPerSecond`. */
+  private async drop(characters: number): Promise<void> {
     if (!this.truncated) {
       this.truncated = true;
       this.droppingSince = performance.now();
     }
-    this.dropped += text.length - Math.max(room, 0);
+    this.dropped += characters;
     const wait = this.droppingSince + (this.dropped / droppedPerSecond) * 1000 - performance.now();
     if (wait > 1) await sleep(wait);
   }

@@ -1,7 +1,10 @@
 import type { Readable } from "node:stream";
 import { Errors, PaddockError } from "@paddock/common";
+import type { ExecdClient } from "@paddock/runtime";
 import type { FastifyReply } from "fastify";
-import { checked, type ExecdClient } from "./execd-client.js";
+
+// Bounded reads of execd's answers live with the execd client; the file routes use them too.
+export { maxExecdJson, readJsonLimited, readLimited } from "@paddock/runtime";
 
 /** The refusal of an upload larger than `[server] max_upload_bytes`. */
 export function uploadTooLarge(limit: number): PaddockError {
@@ -28,24 +31,17 @@ export async function streamUpload(
   source: Readable,
   limit: number,
 ): Promise<number> {
-  const boundary = `paddock${Date.now().toString(36)}${Math.random().toString(36).slice(2)}`;
-  const metadata = JSON.stringify({
-    path: target.path,
-    ...(target.mode !== undefined ? { mode: target.mode } : {}),
-  });
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n${metadata}\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="file"\r\n\r\n`;
   let size = 0;
-  const body = (async function* () {
-    yield Buffer.from(head);
+  const content = (async function* () {
     for await (const chunk of source) {
       size += (chunk as Buffer).length;
       if (limit > 0 && size > limit) throw uploadTooLarge(limit);
       yield chunk as Buffer;
     }
-    yield Buffer.from(`\r\n--${boundary}--\r\n`);
   })();
-  await checked(
-    await execd.send("/files/upload", { "content-type": `multipart/form-data; boundary=${boundary}` }, body),
+  await execd.upload(
+    { path: target.path, ...(target.mode !== undefined ? { mode: target.mode } : {}) },
+    content,
   );
   return size;
 }
@@ -65,12 +61,7 @@ export async function streamDownload(
   range: string | undefined,
   reply: FastifyReply,
 ): Promise<FastifyReply> {
-  const response = await checked(
-    await execd.request(
-      `/files/download?path=${encodeURIComponent(path)}`,
-      range ? { headers: { range } } : {},
-    ),
-  );
+  const response = await execd.download(path, range);
   reply.status(response.status);
   for (const header of passedHeaders) {
     const value = response.headers.get(header);
@@ -78,46 +69,6 @@ export async function streamDownload(
   }
   reply.header("content-type", "application/octet-stream");
   return reply.send(response.body);
-}
-
-/**
- * Reads a whole download of at most `limit` bytes. The size asked of execd beforehand is only
- * a hint: the sandbox can swap or grow the file in between, so past `limit` the download is
- * cancelled and refused, never held in memory.
- */
-export async function readLimited(
-  response: Response,
-  limit: number,
-  tooLarge: () => PaddockError,
-): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body ?? []) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
-/**
- * Most bytes of one JSON answer from execd (a listing, a search) the server reads: a sandbox can
- * make a tree whose listing is as large as it likes.
- */
-export const maxExecdJson = 64 * 2 ** 20;
-
-/** Parses execd's JSON answer, refused with 413 once it passes `maxExecdJson` bytes. */
-export async function readJsonLimited<T>(response: Response, what: string): Promise<T> {
-  const bytes = await readLimited(
-    response,
-    maxExecdJson,
-    () =>
-      new PaddockError(
-        Errors.payloadTooLarge,
-        `${what} is larger than ${maxExecdJson / 2 ** 20} MiB; ask for less (a narrower path, a smaller depth)`,
-      ),
-  );
-  return JSON.parse(bytes.toString("utf8")) as T;
 }
 
 /** The refusal of a JSON read of a file too large to inline; `what` says how large it is. */

@@ -1,6 +1,5 @@
-import { Errors, EXECD_ENV_PATH, PaddockError } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
-import { checked, ExecdClient } from "./execd-client.js";
+import { Errors, PaddockError } from "@paddock/common";
+import { ExecdClient, type SandboxOperations } from "@paddock/runtime";
 import type { SecretStore } from "./secret-store.js";
 
 /**
@@ -39,14 +38,7 @@ export class SandboxSecrets {
     if (Object.keys(values).length === 0) return;
     try {
       const execd = await ExecdClient.of(this.sandboxes, sandboxId, owner);
-      await checked(
-        await execd.request(EXECD_ENV_PATH, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(values),
-          signal: AbortSignal.timeout(10_000),
-        }),
-      );
+      await execd.setEnvironment(values, AbortSignal.timeout(10_000));
     } catch (error) {
       await this.sandboxes.delete(sandboxId, owner).catch(() => undefined);
       throw new PaddockError(

@@ -4,9 +4,6 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import {
   describeSchemaErrors,
   Errors,
-  EXECD_ENVD_PREFIX,
-  EXECD_PORT,
-  EXECD_TOKEN_HEADER,
   invalidField,
   isPaddockError,
   notOneOf,
@@ -15,6 +12,7 @@ import {
 } from "@paddock/common";
 import {
   callEgressPolicy,
+  ExecdClient,
   type NetworkPolicy,
   type Sandbox,
   type SandboxOperations,
@@ -474,16 +472,8 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       if (request.query.start !== undefined && request.query.end !== undefined && request.query.start > end)
         invalid(`start (${request.query.start}) is after end (${end})`);
       if (sandbox.status.state !== "Running" || start > now || end < start) return [];
-      const target = await sandboxes.target(sandbox.id, EXECD_PORT, owner(request));
-      const answer = await fetch(`http://${target.host}:${target.port}${EXECD_ENVD_PREFIX}/metrics`, {
-        headers: { [EXECD_TOKEN_HEADER]: sandboxes.tokens(sandbox.id).execd },
-        signal: AbortSignal.timeout(10_000),
-      }).catch((error: Error) => {
-        throw new PaddockError(Errors.endpointUnavailable, `the sandbox did not answer: ${error.message}`);
-      });
-      if (!answer.ok)
-        throw new PaddockError(Errors.endpointUnavailable, `the sandbox answered ${answer.status}`);
-      const sample = (await answer.json()) as Record<string, number>;
+      const execd = await ExecdClient.of(sandboxes, sandbox.id, owner(request));
+      const sample = await execd.envdMetrics(AbortSignal.timeout(10_000));
       const at = new Date((sample.ts ?? now) * 1000);
       const seconds = Math.floor(at.getTime() / 1000);
       if (seconds < start || seconds > end) return [];

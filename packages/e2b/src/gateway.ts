@@ -3,15 +3,11 @@ import {
   E2B_CODE_INTERPRETER_PORT,
   E2B_ENVD_PORT,
   Errors,
-  EXECD_CODE_INTERPRETER_PREFIX,
-  EXECD_ENVD_PREFIX,
-  EXECD_PORT,
-  EXECD_TOKEN_HEADER,
   isPaddockError,
   PaddockError,
   safeEqual,
 } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
+import { type E2bProtocol, ExecdClient, type SandboxOperations } from "@paddock/runtime";
 import { forwardHttp, type ProxyRoute, sandboxStillThere } from "@paddock/runtime-api";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { envdAccessToken, sandboxDomain, trafficAccessToken } from "./wire.js";
@@ -35,6 +31,7 @@ type MeteredCall = "commands" | "file_calls";
 interface Addressed {
   sandboxId: string;
   port: number;
+  /** E2B's own path (execd serves it under its protocol's prefix, which the target adds). */
   path: string;
   /** What the call counts as against the account's rates, if anything. */
   call?: MeteredCall;
@@ -88,16 +85,16 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
   return typeof value === "string" ? value : undefined;
 }
 
-/** The execd prefix serving an E2B port: envd's and the code interpreter's; others are the sandbox's. */
-function execdPrefixOf(port: number): string | undefined {
-  if (port === E2B_ENVD_PORT) return EXECD_ENVD_PREFIX;
-  if (port === E2B_CODE_INTERPRETER_PORT) return EXECD_CODE_INTERPRETER_PREFIX;
+/** The E2B protocol execd speaks on an E2B port: envd's and the code interpreter's; others are the sandbox's. */
+function execdProtocolOf(port: number): E2bProtocol | undefined {
+  if (port === E2B_ENVD_PORT) return "envd";
+  if (port === E2B_CODE_INTERPRETER_PORT) return "code-interpreter";
   return undefined;
 }
 
 /**
  * A path with its dot segments resolved as execd's URL parser resolves them (`%2e%2e` included),
- * so a path under envd's or the interpreter's prefix cannot climb out of it to the rest of
+ * so a path put under envd's or the interpreter's prefix cannot climb out of it to the rest of
  * execd's API. Undefined for what is not a URL path.
  */
 function resolvedPath(path: string): string | undefined {
@@ -130,12 +127,11 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
       found = { sandboxId: (host[2] as string).toLowerCase(), port: Number(host[1]), path: url };
     }
     if (!Number.isInteger(found.port) || found.port < 1 || found.port > 65535) return "bad";
-    const prefix = execdPrefixOf(found.port);
-    if (!prefix) return found;
+    if (!execdProtocolOf(found.port)) return found;
     const inside = resolvedPath(found.path);
     if (inside === undefined) return "bad";
     const call = meteredCallOf(found.port, inside);
-    return { ...found, path: `${prefix}${inside}`, ...(call ? { call } : {}) };
+    return { ...found, path: inside, ...(call ? { call } : {}) };
   };
 
   /**
@@ -170,15 +166,14 @@ export function installE2bGateway(app: FastifyInstance, options: E2bGatewayOptio
       }
       const cleared = Object.fromEntries(e2bHeaders.map((name) => [name, null]));
       const stillThere = sandboxStillThere(options.sandboxes, sandboxId);
-      if (!execdPrefixOf(port))
+      const protocol = execdProtocolOf(port);
+      if (!protocol)
         return { ...(await options.sandboxes.target(sandboxId, port)), headers: cleared, stillThere };
-      const headers: Record<string, string | null> = {
-        ...cleared,
-        [EXECD_TOKEN_HEADER.toLowerCase()]: options.sandboxes.tokens(sandboxId).execd,
-      };
+      const execd = await ExecdClient.forwarding(options.sandboxes, sandboxId, protocol);
+      const headers: Record<string, string | null> = { ...cleared, ...execd.headers };
       // envd reads the user a call runs as from `Authorization: Basic base64(user:)`.
       if (req.headers.authorization) headers.authorization = req.headers.authorization;
-      return { ...(await options.sandboxes.target(sandboxId, EXECD_PORT)), headers, stillThere };
+      return { ...execd, headers, stillThere };
     },
   };
 

@@ -25,6 +25,8 @@ export interface ProxyTarget {
   headers?: Record<string, string | null>;
   /** Whether the sandbox still exists, asked while an exchange with it stays open. */
   stillThere?: () => Promise<boolean>;
+  /** Put before the matched path: where the target serves what the route names. */
+  pathPrefix?: string;
 }
 
 /**
@@ -111,7 +113,7 @@ export async function forwardHttp(
       host: target.host,
       port: target.port,
       method: request.raw.method,
-      path: matched.path,
+      path: `${target.pathPrefix ?? ""}${matched.path}`,
       headers: forwardedHeaders(request.raw, target),
     },
     (answer) => {
@@ -177,7 +179,7 @@ export function attachUpgradeProxy(
         const target = await route.resolve(req, matched.sandboxId, matched.port);
         const upstream = connect(target.port, target.host, () => {
           const headers = forwardedHeaders(req, target);
-          const lines = [`${req.method} ${matched.path} HTTP/1.1`];
+          const lines = [`${req.method} ${target.pathPrefix ?? ""}${matched.path} HTTP/1.1`];
           for (const [name, value] of Object.entries(headers)) {
             for (const item of Array.isArray(value) ? value : [value]) lines.push(`${name}: ${item}`);
           }

@@ -1,6 +1,25 @@
 export { DockerRuntime } from "./docker/docker-runtime.js";
 export { bridgeName } from "./docker/network.js";
 export { callEgressPolicy, type EnforcedPolicy } from "./egress-policy.js";
+export {
+  type CodeContext,
+  ExecdClient,
+  type ExecdForwarding,
+  type ExecdMetrics,
+  type FileInfo,
+  type RunCommandRequest,
+  type StreamEvent,
+} from "./execd/client.js";
+export { execdErrorByCode } from "./execd/errors.js";
+export type {
+  CommandEvent,
+  E2bProtocol,
+  EnvdMetrics,
+  RunCodeRequest,
+  TerminalEvent,
+  TerminalStart,
+} from "./execd/extensions.js";
+export { maxExecdJson, readJsonLimited, readLimited } from "./execd/limited-read.js";
 export { KubernetesRuntime, type KubernetesRuntimeOptions } from "./kubernetes/kubernetes-runtime.js";
 export * from "./model.js";
 export { WarmPools } from "./pool.js";

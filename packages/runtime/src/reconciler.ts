@@ -1,5 +1,6 @@
-import { EXECD_PORT, EXECD_TOKEN_HEADER, type Logger } from "@paddock/common";
+import type { Logger } from "@paddock/common";
 import type { Lease } from "@paddock/db";
+import { ExecdClient } from "./execd/client.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import type { Sandbox } from "./model.js";
 import { probe } from "./readiness.js";
@@ -203,11 +204,8 @@ export class Reconciler {
 async function execdAnswers(deps: ReconcilerDeps, sandboxId: string): Promise<boolean> {
   const status = await deps.runtime.inspectWorkload(sandboxId);
   if (!status.address) return false;
-  const token = deps.service.tokens(sandboxId).execd;
-  return (
-    (await probe(`http://${status.address}:${EXECD_PORT}/ping`, { [EXECD_TOKEN_HEADER]: token }, 2000)) ===
-    200
-  );
+  const ping = ExecdClient.ping(status.address, deps.service.tokens(sandboxId).execd);
+  return (await probe(ping.url, ping.headers, 2000)) === 200;
 }
 
 function parseRecord(label: string | undefined): (Partial<Sandbox> & { createdAt?: string }) | undefined {

@@ -1,9 +1,6 @@
 import {
   deriveSecret,
   Errors,
-  EXECD_ENV_PATH,
-  EXECD_PORT,
-  EXECD_TOKEN_HEADER,
   fieldPath,
   invalidField,
   type Logger,
@@ -12,6 +9,7 @@ import {
   PaddockError,
 } from "@paddock/common";
 import { parsePolicy } from "@paddock/egress/policy";
+import { ExecdClient } from "./execd/client.js";
 import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
@@ -516,14 +514,8 @@ export class SandboxService implements SandboxOperations {
   /** Sets environment variables for every process execd starts in the sandbox from now on. */
   async applyEnv(id: string, env: Record<string, string>): Promise<void> {
     if (Object.keys(env).length === 0) return;
-    const { host, port } = await this.target(id, EXECD_PORT);
-    const response = await fetch(`http://${host}:${port}${EXECD_ENV_PATH}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", [EXECD_TOKEN_HEADER]: this.tokens(id).execd },
-      body: JSON.stringify(env),
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!response.ok) throw new Error(`execd refused the environment (${response.status})`);
+    const execd = await ExecdClient.of(this, id);
+    await execd.setEnvironment(env, AbortSignal.timeout(10_000));
   }
 
   async exitCause(id: string): Promise<PaddockError | undefined> {

@@ -3921,7 +3921,7 @@ export interface paths {
                                 traceback: string[];
                             } | null;
                             executionCount: number | null;
-                            /** @description True when stdout or stderr passed 8 MiB and the rest was dropped. */
+                            /** @description True when stdout, stderr or the results passed 8 MiB and the rest was dropped. */
                             truncated?: boolean;
                         };
                     };

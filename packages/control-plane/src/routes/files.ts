@@ -8,22 +8,17 @@ import {
   missingProperty,
   PaddockError,
 } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AccountLimits } from "../account-limits.js";
-import { authenticate } from "../auth-hook.js";
-import { checked, ExecdClient } from "../execd-client.js";
+import { type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import {
   assertUploadLength,
   inlineTooLarge,
-  readJsonLimited,
   readLimited,
   streamDownload,
   streamUpload,
   wantsRaw,
 } from "../file-transfer.js";
-import type { Identity } from "../identity.js";
 import { assertSandboxPath } from "../sandbox-strings.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../schemas/errors.js";
 import {
@@ -61,17 +56,13 @@ function toInfo(entry: Record<string, unknown>) {
 }
 
 /** Files of a sandbox, mapped onto its execd; binary-safe, and streamed for large files. */
-export const fileRoutes: FastifyPluginAsyncTypebox<{
-  identity: Identity;
-  sandboxes: SandboxOperations;
-  limits: AccountLimits;
-  /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
-  maxUploadBytes: number;
-}> = async (app, options) => {
-  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
-  app.addHook("onRequest", options.limits.hook("file_calls"));
-  const execdFor = (request: FastifyRequest & { params: { id: string } }) =>
-    ExecdClient.forRequest(options.sandboxes, request);
+export const fileRoutes: FastifyPluginAsyncTypebox<
+  ExecdRouteOptions & {
+    /** Most bytes one file upload may carry (`[server] max_upload_bytes`); 0 means no limit. */
+    maxUploadBytes: number;
+  }
+> = async (app, options) => {
+  const execdFor = execdRoutes(app, options, "file_calls");
   /**
    * A raw body into a sandbox file within `[server] max_upload_bytes`: refused before anything
    * is sent when its Content-Length is over, cut off when a chunked body passes it. A refused
@@ -134,16 +125,11 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
       const execd = await execdFor(request);
       const { path, encoding = "utf8" } = request.body;
       if (wantsRaw(request.headers.accept)) return streamDownload(execd, path, request.headers.range, reply);
-      const info = await readJsonLimited<Record<string, { size: number }>>(
-        await checked(await execd.request(`/files/info?path=${encodeURIComponent(path)}`)),
-        "the file's information",
-      );
+      const info = await execd.fileInfo(path);
       const size = Object.values(info)[0]?.size ?? 0;
       if (size > maxInlineRead) throw inlineTooLarge(`${path} is ${size} bytes`);
-      const bytes = await readLimited(
-        await checked(await execd.request(`/files/download?path=${encodeURIComponent(path)}`)),
-        maxInlineRead,
-        () => inlineTooLarge(`${path} is larger than ${maxInlineRead} bytes`),
+      const bytes = await readLimited(await execd.download(path), maxInlineRead, () =>
+        inlineTooLarge(`${path} is larger than ${maxInlineRead} bytes`),
       );
       return reply.send({
         path,
@@ -189,10 +175,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
       const { path, content, encoding = "utf8", mode } = body;
       const bytes = Buffer.from(content, encoding === "base64" ? "base64" : "utf8");
       assertUploadLength(String(bytes.length), options.maxUploadBytes);
-      const form = new FormData();
-      form.append("metadata", JSON.stringify({ path, ...(mode !== undefined ? { mode } : {}) }));
-      form.append("file", new Blob([bytes]), "file");
-      await checked(await execd.request("/files/upload", { method: "POST", body: form }));
+      await execd.upload({ path, ...(mode !== undefined ? { mode } : {}) }, [bytes]);
       return { path, size: bytes.length };
     },
   );
@@ -250,13 +233,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const execd = await execdFor(request);
-      await checked(
-        await execd.request("/files/mv", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify([{ src: request.body.from, dest: request.body.to }]),
-        }),
-      );
+      await execd.move(request.body.from, request.body.to);
       return reply.status(204).send(undefined as never);
     },
   );
@@ -273,14 +250,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => {
       const execd = await execdFor(request);
-      const query = new URLSearchParams({
-        path: request.body.path,
-        ...(request.body.pattern ? { pattern: request.body.pattern } : {}),
-      });
-      const found = await readJsonLimited<Array<Record<string, unknown>>>(
-        await checked(await execd.request(`/files/search?${query}`)),
-        "the search's result",
-      );
+      const found = await execd.search(request.body.path, request.body.pattern);
       return { items: found.map(toInfo) };
     },
   );
@@ -297,14 +267,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request) => {
       const execd = await execdFor(request);
-      const query = new URLSearchParams({
-        path: request.query.path,
-        depth: String(request.query.depth ?? 1),
-      });
-      const entries = await readJsonLimited<Array<Record<string, unknown>>>(
-        await checked(await execd.request(`/directories/list?${query}`)),
-        "the listing",
-      );
+      const entries = await execd.listDirectory(request.query.path, request.query.depth ?? 1);
       return { items: entries.map(toInfo) };
     },
   );
@@ -321,13 +284,9 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       const execd = await execdFor(request);
-      const path = encodeURIComponent(request.query.path);
-      const recursive = request.query.recursive === true;
-      await checked(
-        await execd.request(recursive ? `/directories?path=${path}` : `/files?path=${path}`, {
-          method: "DELETE",
-        }),
-      ).catch((error: unknown) => {
+      const { path } = request.query;
+      const removed = request.query.recursive === true ? execd.removeDirectory(path) : execd.removeFile(path);
+      await removed.catch((error: unknown) => {
         // execd names its own route for directories; on this one the answer is `recursive`.
         if (isPaddockError(error) && error.code === ExecdErrors.isADirectory.code)
           throw new PaddockError(
@@ -353,13 +312,7 @@ export const fileRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const execd = await execdFor(request);
       const { path, mode } = request.body;
-      await checked(
-        await execd.request("/directories", {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ [path]: { mode: mode ?? 755 } }),
-        }),
-      );
+      await execd.makeDirectory(path, mode ?? 755);
       return reply.status(201).send({ path });
     },
   );

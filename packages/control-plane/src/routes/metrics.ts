@@ -3,7 +3,7 @@ import { Errors, PaddockError, type SseEvent } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { eventStreams, failureEvent } from "../event-stream.js";
-import { checked, ExecdClient } from "../execd-client.js";
+import { execdForRequest } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import { errorResponses } from "../schemas/errors.js";
 import { SandboxMetrics } from "../schemas/metrics.js";
@@ -34,10 +34,8 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{
     "/sandboxes/:id/metrics",
     { schema: { tags, params: SandboxParams, response: { 200: SandboxMetrics, ...errorResponses } } },
     async (request) => {
-      const execd = await ExecdClient.forRequest(sandboxes, request);
-      return sample(
-        (await (await checked(await execd.request("/metrics"))).json()) as Record<string, unknown>,
-      );
+      const execd = await execdForRequest(sandboxes, request);
+      return sample(await execd.metrics());
     },
   );
 
@@ -55,9 +53,9 @@ export const metricsRoutes: FastifyPluginAsyncTypebox<{
     async (request, reply) => {
       const { id } = request.params;
       const owner = principalOf(request).accountId;
-      const execd = await ExecdClient.forRequest(sandboxes, request);
+      const execd = await execdForRequest(sandboxes, request);
       const upstream = new AbortController();
-      const events = execd.events("/metrics/watch", undefined, upstream.signal);
+      const events = execd.watchMetrics(upstream.signal);
       // Fail before the stream starts when execd refuses.
       const first = await events.next();
       const stream = openStream(reply);

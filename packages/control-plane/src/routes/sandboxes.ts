@@ -10,7 +10,7 @@ import type { AccountLimits } from "../account-limits.js";
 import { authenticate, principalOf } from "../auth-hook.js";
 import { collectCommand } from "../command-output.js";
 import { eventStreams, failureEvent } from "../event-stream.js";
-import { clientGone, ExecdClient } from "../execd-client.js";
+import { clientGone, execdForRequest } from "../execd-client.js";
 import type { Identity } from "../identity.js";
 import type { SandboxSecrets } from "../sandbox-secrets.js";
 import { assertCommand, assertWorkingDirectory } from "../sandbox-strings.js";
@@ -208,8 +208,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request, reply) => {
       const body = commandBody(request.body);
-      const execd = await ExecdClient.forRequest(sandboxes, request);
-      return collectCommand(execd.events("/command", body, clientGone(reply)));
+      const execd = await execdForRequest(sandboxes, request);
+      return collectCommand(execd.runCommand(body, clientGone(reply)));
     },
   );
 
@@ -228,9 +228,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
     async (request, reply) => {
       const body = commandBody(request.body);
-      const execd = await ExecdClient.forRequest(sandboxes, request);
+      const execd = await execdForRequest(sandboxes, request);
       const upstream = new AbortController();
-      const events = execd.events("/command", body, upstream.signal);
+      const events = execd.runCommand(body, upstream.signal);
       // Fail before the stream starts when execd refuses the command.
       const first = await events.next();
       const stream = openStream(reply);

@@ -1,12 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { isPaddockError } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
+import type { ExecdClient, TerminalStart } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { RawData, WebSocket } from "ws";
-import type { AccountLimits } from "../account-limits.js";
-import { authenticate } from "../auth-hook.js";
-import { checked, ExecdClient } from "../execd-client.js";
-import type { Identity } from "../identity.js";
+import { type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import { assertCommand } from "../sandbox-strings.js";
 import { ErrorBody, errorResponses } from "../schemas/errors.js";
 import { SandboxParams } from "../schemas/sandboxes.js";
@@ -33,14 +30,9 @@ frames are output bytes; a text frame \`{"type":"exit","exitCode":N}\` when the 
 close 1011). Closing the socket hangs the terminal up.`;
 
 /** `GET /sandboxes/{id}/terminal`: an interactive terminal, bridged to execd's `/pty`. */
-export const terminalRoutes: FastifyPluginAsyncTypebox<{
-  identity: Identity;
-  sandboxes: SandboxOperations;
-  limits: AccountLimits;
-}> = async (app, options) => {
-  app.addHook("onRequest", authenticate(options.identity, "sandboxes"));
+export const terminalRoutes: FastifyPluginAsyncTypebox<ExecdRouteOptions> = async (app, options) => {
   // Every call here runs code in the sandbox: counted as a command.
-  app.addHook("onRequest", options.limits.hook("commands"));
+  const execdFor = execdRoutes(app, options, "commands");
 
   app.get(
     "/sandboxes/:id/terminal",
@@ -58,7 +50,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
       const { cols, rows, command } = request.query;
       if (command !== undefined) assertCommand(command, {}, "query");
       // The owner check and the sandbox's state answer as HTTP, before anything is upgraded.
-      const execd = await ExecdClient.forRequest(options.sandboxes, request);
+      const execd = await execdFor(request);
       const socket = await acceptWebSocket(request, reply);
       await bridge(socket, execd, { cols, rows, ...(command !== undefined ? { command } : {}) });
     },
@@ -66,7 +58,7 @@ export const terminalRoutes: FastifyPluginAsyncTypebox<{
 };
 
 /** Runs the terminal until it exits, fails or the client leaves. */
-async function bridge(socket: WebSocket, execd: ExecdClient, start: Record<string, unknown>): Promise<void> {
+async function bridge(socket: WebSocket, execd: ExecdClient, start: TerminalStart): Promise<void> {
   const hangUp = new AbortController();
   socket.on("close", () => hangUp.abort());
   socket.on("error", () => hangUp.abort());
@@ -80,30 +72,29 @@ async function bridge(socket: WebSocket, execd: ExecdClient, start: Record<strin
   // longer read, until execd (and the program reading the terminal) has taken it.
   let queue = Promise.resolve();
   let queued = 0;
-  const forward = (path: string, body: Buffer | string) => {
-    queued += body.length;
+  const forward = (size: number, send: (id: string) => Promise<void>) => {
+    queued += size;
     if (queued > webSocketHighWater) socket.pause();
     queue = queue
       .then(async () => {
         const id = await terminal;
-        if (!hangUp.signal.aborted)
-          await checked(await execd.request(`/pty/${id}${path}`, { method: "POST", body }));
+        if (!hangUp.signal.aborted) await send(id);
       })
       .catch(() => {}) // a terminal that has just exited refuses input; its exit is reported below
       .finally(() => {
-        queued -= body.length;
+        queued -= size;
         if (queued <= webSocketHighWater && socket.isPaused) socket.resume();
       });
   };
   socket.on("message", (data: RawData, isBinary: boolean) => {
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    if (isBinary) return forward("/input", bytes);
+    if (isBinary) return forward(bytes.length, (id) => execd.terminalInput(id, bytes));
     const message = parseControl(bytes.toString("utf8"));
-    if (message) forward("/resize", JSON.stringify(message));
+    if (message) forward(JSON.stringify(message).length, (id) => execd.resizeTerminal(id, message));
   });
 
   try {
-    for await (const event of execd.events("/pty", start, hangUp.signal)) {
+    for await (const event of execd.startTerminal(start, hangUp.signal)) {
       if (event.type === "init") started(String(event.text));
       // Paced: while the client does not read, execd's stream is not read either, which stops
       // execd reading the terminal, which blocks the program writing to it.

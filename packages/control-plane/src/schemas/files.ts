@@ -88,7 +88,9 @@ export const CodeResult = Type.Object({
   ]),
   executionCount: Type.Union([Type.Integer(), Type.Null()]),
   truncated: Type.Optional(
-    Type.Boolean({ description: "True when stdout or stderr passed 8 MiB and the rest was dropped." }),
+    Type.Boolean({
+      description: "True when stdout, stderr or the results passed 8 MiB and the rest was dropped.",
+    }),
   ),
 });
 export const ContextRequest = Type.Object(

@@ -4,11 +4,10 @@ import {
   EGRESS_TOKEN_HEADER,
   Errors,
   EXECD_PORT,
-  EXECD_TOKEN_HEADER,
   invalidField,
   PaddockError,
 } from "@paddock/common";
-import type { SandboxOperations } from "@paddock/runtime";
+import { ExecdClient, type SandboxOperations } from "@paddock/runtime";
 import { accessTokenHeader, issueAccessToken } from "../access.js";
 import { errorResponses } from "../schemas/common.js";
 import { Endpoint, EndpointParams, EndpointQuery } from "../schemas/sandboxes.js";
@@ -64,7 +63,7 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       const sandbox = await options.sandboxes.get(sandboxId);
       const tokens = options.sandboxes.tokens(sandboxId);
       const headers: Record<string, string> = {};
-      if (port === EXECD_PORT) headers[EXECD_TOKEN_HEADER] = tokens.execd;
+      if (port === EXECD_PORT) Object.assign(headers, ExecdClient.accessHeaders(tokens.execd));
       if (port === EGRESS_PORT) headers[EGRESS_TOKEN_HEADER] = tokens.egress;
 
       const proxied = useProxy || expires !== undefined || sandbox.secureAccess;

@@ -7,9 +7,7 @@ import {
   Errors,
   EXECD_CPU_LIMIT_ENV,
   EXECD_MOUNT,
-  EXECD_PORT,
   EXECD_TOKEN_ENV,
-  EXECD_TOKEN_HEADER,
   EXECD_WAIT_EGRESS_ENV,
   execdEntrypoint,
   type Logger,
@@ -18,6 +16,7 @@ import {
   stashNodeVariables,
 } from "@paddock/common";
 import Docker from "dockerode";
+import { ExecdClient } from "../execd/client.js";
 import { waitForHttp } from "../readiness.js";
 import {
   type RegistryAuth,
@@ -303,8 +302,9 @@ export class DockerRuntime implements Runtime {
           : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
       };
       const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
-      await waitForHttp(`http://${address}:${EXECD_PORT}/ping`, {
-        headers: { [EXECD_TOKEN_HEADER]: spec.execdToken },
+      const ping = ExecdClient.ping(address, spec.execdToken);
+      await waitForHttp(ping.url, {
+        headers: ping.headers,
         timeoutMs,
         signal,
         stillAlive: alive,

@@ -1,13 +1,6 @@
 import type { V1OwnerReference, V1Pod } from "@kubernetes/client-node";
-import {
-  EGRESS_PORT,
-  Errors,
-  EXECD_PORT,
-  EXECD_TOKEN_HEADER,
-  type Logger,
-  type PaddockConfig,
-  PaddockError,
-} from "@paddock/common";
+import { EGRESS_PORT, Errors, type Logger, type PaddockConfig, PaddockError } from "@paddock/common";
+import { ExecdClient } from "../execd/client.js";
 import { waitForHttp } from "../readiness.js";
 import {
   type RegistryAuth,
@@ -302,8 +295,9 @@ export class KubernetesRuntime implements Runtime {
       return pod ? startProblem(pod, images)?.message : "the sandbox pod was deleted while starting";
     };
     const remaining = () => Math.max(deadline - Date.now(), 1000);
-    await waitForHttp(`http://${address}:${EXECD_PORT}/ping`, {
-      ...(options.execdToken ? { headers: { [EXECD_TOKEN_HEADER]: options.execdToken } } : {}),
+    const ping = ExecdClient.ping(address, options.execdToken || undefined);
+    await waitForHttp(ping.url, {
+      ...(options.execdToken ? { headers: ping.headers } : {}),
       // Without the token (a resume) execd answers 401: it is up all the same.
       ...(options.execdToken ? {} : { accept: (status: number) => status === 200 || status === 401 }),
       timeoutMs: remaining(),
