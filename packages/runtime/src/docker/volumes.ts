@@ -3,8 +3,8 @@ import { posix } from "node:path";
 import { Errors, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
 import type { WorkloadSpec } from "../runtime.js";
+import { succeeds } from "./existence-check.js";
 import { createReadOnlyView, plainVolumeDirectory } from "./read-only-view.js";
-import { succeeds } from "./succeeds.js";
 
 export type Mount = NonNullable<NonNullable<Docker.ContainerCreateOptions["HostConfig"]>["Mounts"]>[number];
 
