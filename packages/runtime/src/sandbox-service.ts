@@ -11,7 +11,7 @@ import {
   type PaddockConfig,
   PaddockError,
 } from "@paddock/common";
-import { parsePolicy } from "@paddock/egress/policy";
+import { parsePolicy } from "@paddock/common/egress-policy";
 import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { defaultConfig } from "@paddock/common";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
-import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import {
   installErrorHandling,
   installJsonBodies,
   installQueryChecks,
   installValidation,
-} from "@paddock/runtime-api";
+} from "@paddock/http";
+import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
 import { Billing, type BillingSettings } from "../billing/billing.js";
 import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";

@@ -1,12 +1,12 @@
-import { Errors, PaddockError } from "@paddock/common/errors";
+import { matchesName, parseTarget, type Target, targetKey } from "./egress-targets.js";
+import { Errors, PaddockError } from "./errors.js";
 import {
   fieldPath,
   invalidField,
   missingProperty,
   notOneOf,
   unknownProperty,
-} from "@paddock/common/validation-messages";
-import { matchesName, parseTarget, type Target, targetKey } from "./targets.js";
+} from "./validation-messages.js";
 
 /**
  * The egress policy and everything that decides with it.

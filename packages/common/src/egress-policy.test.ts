@@ -7,8 +7,8 @@ import {
   parsePolicy,
   policyMode,
   removeRules,
-} from "./policy.js";
-import { parseTarget, targetKey } from "./targets.js";
+} from "./egress-policy.js";
+import { parseTarget, targetKey } from "./egress-targets.js";
 
 const rule = (action: "allow" | "deny", target: string) => ({ action, target });
 
