@@ -1,5 +1,5 @@
-import type { PaddockError } from "@paddock/common";
-import type { CreateSandboxInput, Page, Sandbox, SandboxFilter, Snapshot, SnapshotFilter } from "./model.js";
+import type { PaddockError, Page } from "@paddock/common";
+import type { CreateSandboxInput, Sandbox, SandboxFilter, Snapshot, SnapshotFilter } from "./model.js";
 import type { ChangeListener } from "./sandbox-changes.js";
 
 /**

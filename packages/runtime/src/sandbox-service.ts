@@ -10,11 +10,13 @@ import {
   newId,
   type PaddockConfig,
   PaddockError,
+  type Page,
+  paginate,
 } from "@paddock/common";
 import { parsePolicy } from "@paddock/common/egress-policy";
 import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
-import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
+import type { CreateSandboxInput, Sandbox, SandboxFilter } from "./model.js";
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";

@@ -1,4 +1,4 @@
-import { newId, PaddockError } from "@paddock/common";
+import { newId, PaddockError, type Page, pageOf } from "@paddock/common";
 import type { Db } from "@paddock/db";
 import { PostgresAdapter, sql } from "kysely";
 import { ControlPlaneErrors } from "../http/errors.js";
@@ -25,17 +25,6 @@ export interface MemoryEntry {
 export interface MemoryHit extends MemoryEntry {
   score: number;
   snippet: string;
-}
-
-export interface MemoryPage {
-  items: MemoryEntry[];
-  pagination: {
-    page: number;
-    pageSize: number;
-    totalItems: number;
-    totalPages: number;
-    hasNextPage: boolean;
-  };
 }
 
 interface MemoryRow {
@@ -103,7 +92,7 @@ export class MemoryStore {
   async list(
     accountId: string,
     options: { tag?: string; page?: number; pageSize?: number } = {},
-  ): Promise<MemoryPage> {
+  ): Promise<Page<MemoryEntry>> {
     const page = options.page ?? 1;
     const pageSize = options.pageSize ?? 20;
     let query = this.db.selectFrom("memories").where("memories.account_id", "=", accountId);
@@ -128,12 +117,7 @@ export class MemoryStore {
       .limit(pageSize)
       .offset((page - 1) * pageSize)
       .execute();
-    const totalItems = Number(total);
-    const totalPages = Math.ceil(totalItems / pageSize);
-    return {
-      items: rows.map(toEntry),
-      pagination: { page, pageSize, totalItems, totalPages, hasNextPage: page < totalPages },
-    };
+    return { items: rows.map(toEntry), pagination: pageOf(page, pageSize, Number(total)) };
   }
 
   async delete(accountId: string, id: string): Promise<void> {

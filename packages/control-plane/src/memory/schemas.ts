@@ -1,5 +1,5 @@
+import { Paginated, pageQueryFields } from "@paddock/common";
 import { Type } from "@sinclair/typebox";
-import { Pagination, pageQueryFields } from "../http/pagination.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -42,10 +42,7 @@ export const MemoryListQuery = Type.Object(
   strict,
 );
 
-export const MemoryList = Type.Object({
-  items: Type.Array(MemoryEntry),
-  pagination: Pagination,
-});
+export const MemoryList = Paginated(MemoryEntry);
 
 export const MemorySearchQuery = Type.Object(
   {

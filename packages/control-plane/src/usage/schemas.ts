@@ -1,5 +1,5 @@
+import { Pagination, pageQueryFields } from "@paddock/common";
 import { Type } from "@sinclair/typebox";
-import { Pagination, pageQueryFields } from "../http/pagination.js";
 
 const strict = { additionalProperties: false } as const;
 const Minutes = (description: string) => Type.Number({ minimum: 0, description });

@@ -1,4 +1,4 @@
-import { PaddockError } from "@paddock/common";
+import { PaddockError, pageOf } from "@paddock/common";
 import type { Db, Lease } from "@paddock/db";
 import { periodOf, type SandboxOperations, type UsageLedger } from "@paddock/runtime";
 import type { FastifyBaseLogger } from "fastify";
@@ -64,11 +64,10 @@ export class Usage {
 
   async sandboxPage(accountId: string, page: number, pageSize: number) {
     const { items, totalItems } = await this.ledger.sandboxUsage(accountId, { page, pageSize });
-    const totalPages = Math.ceil(totalItems / pageSize);
     return {
       period: periodOf(new Date()).id,
       items: items.map(({ runningMs, ...item }) => ({ ...item, minutes: minutes(runningMs) })),
-      pagination: { page, pageSize, totalItems, totalPages, hasNextPage: page < totalPages },
+      pagination: pageOf(page, pageSize, totalItems),
     };
   }
 

@@ -1,5 +1,5 @@
+import { Paginated, pageQueryFields } from "@paddock/common";
 import { Type } from "@sinclair/typebox";
-import { Pagination, pageQueryFields } from "../../http/pagination.js";
 import { SecretInjection } from "../../secrets/schemas.js";
 import { NetworkPolicy } from "./network-policy.js";
 
@@ -49,10 +49,7 @@ export const ListQuery = Type.Object(
   strict,
 );
 
-export const SandboxList = Type.Object({
-  items: Type.Array(Sandbox),
-  pagination: Pagination,
-});
+export const SandboxList = Paginated(Sandbox);
 
 export const RenewRequest = Type.Object(
   { timeout: Type.Integer({ minimum: 1, description: "New lifetime in seconds, counted from now." }) },
