@@ -1,7 +1,8 @@
 import { Errors, newSecret, PaddockError, sha256 } from "@paddock/common";
-import type { Db } from "@paddock/db";
-import { sql } from "kysely";
+import type { Db, PaymentAgentKeysTable } from "@paddock/db";
+import { type Selectable, sql } from "kysely";
 import { ControlPlaneErrors } from "../http/errors.js";
+import { AccountRows } from "../payments/account-rows.js";
 
 /** What an agent key can be allowed to do: every operation of the /payments proxy. */
 export const paymentOperations = [
@@ -48,7 +49,11 @@ export interface PaymentAgent extends AgentLimits {
  * the old (which stops working at once) and starts its running total from zero.
  */
 export class AgentKeys {
-  constructor(private readonly db: Db) {}
+  readonly #keys: AccountRows<"payment_agent_keys">;
+
+  constructor(private readonly db: Db) {
+    this.#keys = new AccountRows(db, "payment_agent_keys", notFound);
+  }
 
   async issue(accountId: string, limits: AgentLimits): Promise<{ key: string; info: AgentKeyInfo }> {
     const key = newSecret(agentKeyPrefix);
@@ -64,31 +69,15 @@ export class AgentKeys {
       created_at: now,
       last_used_at: null,
     };
-    const saved = await this.db
-      .insertInto("payment_agent_keys")
-      .values({ account_id: accountId, ...row })
-      .onConflict((conflict) => conflict.column("account_id").doUpdateSet(row))
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return { key, info: toInfo(saved) };
+    return { key, info: toInfo(await this.#keys.put(accountId, row, row)) };
   }
 
   async get(accountId: string): Promise<AgentKeyInfo> {
-    const row = await this.db
-      .selectFrom("payment_agent_keys")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (!row) throw notFound();
-    return toInfo(row);
+    return toInfo(await this.#keys.get(accountId));
   }
 
   async revoke(accountId: string): Promise<void> {
-    const result = await this.db
-      .deleteFrom("payment_agent_keys")
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) === 0) throw notFound();
+    await this.#keys.remove(accountId);
   }
 
   /** The agent behind a `pak_` token; 401 for an unknown or replaced key. */
@@ -151,16 +140,7 @@ function notFound(): PaddockError {
   );
 }
 
-interface AgentKeyRow {
-  prefix: string;
-  allowed_operations: string;
-  currency: string;
-  max_amount: number | string;
-  total_limit: number | string | null;
-  amount_used: number | string;
-  created_at: string;
-  last_used_at: string | null;
-}
+type AgentKeyRow = Selectable<PaymentAgentKeysTable>;
 
 function limitsOf(row: AgentKeyRow): AgentLimits {
   return {

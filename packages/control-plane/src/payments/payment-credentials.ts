@@ -4,6 +4,7 @@ import type Stripe from "stripe";
 import { paymentProviderFailure, stripeClient } from "../billing/stripe-client.js";
 import { ControlPlaneErrors } from "../http/errors.js";
 import { SealedBox } from "../secrets/sealed-box.js";
+import { AccountRows } from "./account-rows.js";
 
 export interface PaymentCredentialInfo {
   provider: "stripe";
@@ -26,13 +27,15 @@ export function maskKey(secretKey: string): string {
  */
 export class PaymentCredentials {
   readonly #box: SealedBox;
+  readonly #credentials: AccountRows<"payment_credentials">;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     serverSecretKey: string,
     private readonly apiBase: string,
   ) {
     this.#box = new SealedBox(serverSecretKey);
+    this.#credentials = new AccountRows(db, "payment_credentials", notFound);
   }
 
   /** Verifies the key (a balance read) and stores it, replacing any earlier one. */
@@ -61,47 +64,21 @@ export class PaymentCredentials {
       livemode: livemode ? 1 : 0,
       updated_at: now,
     };
-    const saved = await this.db
-      .insertInto("payment_credentials")
-      .values({ account_id: accountId, ...row, created_at: now })
-      .onConflict((conflict) => conflict.column("account_id").doUpdateSet(row))
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return toInfo(saved);
+    return toInfo(await this.#credentials.put(accountId, { ...row, created_at: now }, row));
   }
 
   async get(accountId: string): Promise<PaymentCredentialInfo> {
-    const row = await this.db
-      .selectFrom("payment_credentials")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (!row) throw notFound();
-    return toInfo(row);
+    return toInfo(await this.#credentials.get(accountId));
   }
 
   async delete(accountId: string): Promise<void> {
-    const result = await this.db
-      .deleteFrom("payment_credentials")
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (Number(result.numDeletedRows) === 0) throw notFound();
+    await this.#credentials.remove(accountId);
   }
 
   /** A Stripe client on the account's own key; `payments_not_connected` when none is stored. */
   async clientFor(accountId: string): Promise<Stripe> {
-    const row = await this.db
-      .selectFrom("payment_credentials")
-      .select("sealed_key")
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    if (!row) {
-      throw new PaddockError(
-        ControlPlaneErrors.paymentsNotConnected,
-        "this account has no Stripe key stored; the account owner sets one with PUT /payments/credentials",
-      );
-    }
-    return stripeClient(this.#box.open(row.sealed_key, context(accountId)), this.apiBase);
+    const { sealed_key } = await this.#credentials.get(accountId, notConnected);
+    return stripeClient(this.#box.open(sealed_key, context(accountId)), this.apiBase);
   }
 }
 
@@ -113,6 +90,13 @@ function notFound(): PaddockError {
   return new PaddockError(
     ControlPlaneErrors.paymentCredentialsNotFound,
     "no Stripe key is stored for this account; PUT /payments/credentials stores one",
+  );
+}
+
+function notConnected(): PaddockError {
+  return new PaddockError(
+    ControlPlaneErrors.paymentsNotConnected,
+    "this account has no Stripe key stored; the account owner sets one with PUT /payments/credentials",
   );
 }
 
