@@ -5,6 +5,7 @@ export * from "./errors.js";
 export * from "./ids.js";
 export * from "./logging.js";
 export * from "./pagination.js";
+export * from "./periodic.js";
 export * from "./quantities.js";
 export * from "./sse.js";
 export * from "./unicode.js";

@@ -1,4 +1,4 @@
-import { PaddockError, pageOf } from "@paddock/common";
+import { PaddockError, Periodic, pageOf } from "@paddock/common";
 import type { Db, Lease } from "@paddock/db";
 import { periodOf, type SandboxOperations, type UsageLedger } from "@paddock/runtime";
 import type { FastifyBaseLogger } from "fastify";
@@ -27,8 +27,7 @@ const minutes = (ms: number) => Math.round((ms / msPerMinute) * 10_000) / 10_000
  * replicas, the holder of `lease` sweeps.
  */
 export class Usage {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly sweeps: Periodic;
 
   constructor(
     private readonly db: Db,
@@ -37,7 +36,9 @@ export class Usage {
     private readonly policy: UsagePolicy,
     private readonly logger: Logger,
     private readonly lease: Lease,
-  ) {}
+  ) {
+    this.sweeps = new Periodic(() => this.enforce(), policy.enforceIntervalMs);
+  }
 
   /** Included minutes per period; null means no limit. */
   includedMinutes(plan: Plan): number | null {
@@ -82,17 +83,11 @@ export class Usage {
   }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.sweeping ??= this.enforce().finally(() => {
-        this.sweeping = undefined;
-      });
-    }, this.policy.enforceIntervalMs);
-    this.timer.unref();
+    this.sweeps.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   /** Pauses (never deletes) the running sandboxes of every account past its minutes. */
