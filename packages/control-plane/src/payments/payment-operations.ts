@@ -51,8 +51,7 @@ export class PaymentOperations {
   async listCustomers(actor: PaymentActor, query: CustomerListQuery) {
     return this.call(actor, "list_customers", null, async (stripe) => {
       const page = await stripe.customers.list({
-        limit: query.limit ?? 10,
-        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+        ...cursorOf(query),
         ...(query.email ? { email: query.email } : {}),
       });
       return { items: page.data.map(customerOf), hasMore: page.has_more };
@@ -100,8 +99,7 @@ export class PaymentOperations {
   async listInvoices(actor: PaymentActor, query: InvoiceListQuery) {
     return this.call(actor, "list_invoices", null, async (stripe) => {
       const page = await stripe.invoices.list({
-        limit: query.limit ?? 10,
-        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+        ...cursorOf(query),
         ...(query.customer ? { customer: query.customer } : {}),
         ...(query.status ? { status: query.status } : {}),
       });
@@ -147,8 +145,7 @@ export class PaymentOperations {
   async listPaymentLinks(actor: PaymentActor, query: PaymentLinkListQuery) {
     return this.call(actor, "list_payment_links", null, async (stripe) => {
       const page = await stripe.paymentLinks.list({
-        limit: query.limit ?? 10,
-        ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+        ...cursorOf(query),
         ...(query.active === undefined ? {} : { active: query.active }),
       });
       return { items: page.data.map(paymentLinkOf), hasMore: page.has_more };
@@ -182,6 +179,14 @@ export class PaymentOperations {
       throw paymentProviderFailure(error);
     }
   }
+}
+
+/** Stripe's page of a list: its size (10 unless asked) and the item it starts after. */
+function cursorOf(query: { limit?: number; startingAfter?: string }) {
+  return {
+    limit: query.limit ?? 10,
+    ...(query.startingAfter ? { starting_after: query.startingAfter } : {}),
+  };
 }
 
 function checkOperation(agent: PaymentAgent, operation: PaymentOperation): void {
