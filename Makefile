@@ -22,6 +22,7 @@ run: setup
 test: setup
 	@echo "==> lint and type-check"
 	npx biome check .
+	npx depcruise packages --config .dependency-cruiser.cjs --output-type err
 	npx tsc -p tsconfig.tests.json
 	npx tsc -p packages/dashboard
 	@echo "==> template images the tests use"
@@ -40,6 +41,7 @@ test-templates: setup
 
 lint:
 	npx biome check .
+	npx depcruise packages --config .dependency-cruiser.cjs --output-type err
 
 # The dashboard's screenshots in docs/screenshots/, taken in Chromium against a live server.
 screenshots: setup

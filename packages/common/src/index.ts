@@ -4,6 +4,8 @@ export * from "./error-shapes.js";
 export * from "./errors.js";
 export * from "./ids.js";
 export * from "./logging.js";
+export * from "./pagination.js";
+export * from "./periodic.js";
 export * from "./quantities.js";
 export * from "./sse.js";
 export * from "./unicode.js";

@@ -1,7 +1,7 @@
 // Writes openapi/control-plane.json and docs/errors.md from the code (a test fails when either is stale).
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateErrorsDoc, generateOpenApi } from "../src/openapi.js";
+import { generateErrorsDoc, generateOpenApi } from "../src/http/openapi.js";
 
 const target = join(import.meta.dirname, "../../../openapi/control-plane.json");
 writeFileSync(target, await generateOpenApi());

@@ -1,8 +1,8 @@
-export { AccountLimits, type LimitSettings, type MeteredCall } from "./account-limits.js";
-export { ControlPlaneErrors } from "./errors.js";
-export { Identity, type Principal, type Scope } from "./identity.js";
-export { generateErrorsDoc, generateOpenApi, registerOpenApi } from "./openapi.js";
-export { type ControlPlaneOptions, controlPlane } from "./plugin.js";
-export { RateCounters } from "./rate-limit.js";
-export { publicEndpointRoute } from "./routes/endpoints.js";
-export { routeUpgrade } from "./websocket-upgrade.js";
+export { ControlPlaneErrors } from "./http/errors.js";
+export { generateErrorsDoc, generateOpenApi, registerOpenApi } from "./http/openapi.js";
+export { type ControlPlaneOptions, controlPlane } from "./http/plugin.js";
+export { RateCounters } from "./http/rate-limit.js";
+export { routeUpgrade } from "./http/websocket-upgrade.js";
+export { Identity, type Principal, type Scope } from "./identity/identity.js";
+export { AccountLimits, type LimitSettings, type MeteredCall } from "./plans/account-limits.js";
+export { publicEndpointRoute } from "./sandboxes/routes/endpoints.js";

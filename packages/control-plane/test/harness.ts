@@ -1,8 +1,9 @@
 import { createLogger, type Logger, newSecret } from "@paddock/common";
 import type { TestEngine } from "@paddock/db";
+import { installErrorHandling } from "@paddock/http";
 import type { RuntimeStack } from "@paddock/runtime";
 import { openTestStack } from "@paddock/runtime/testing";
-import { attachUpgradeProxy, installErrorHandling } from "@paddock/runtime-api";
+import { attachUpgradeProxy } from "@paddock/runtime-api";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { controlPlane, publicEndpointRoute } from "../src/index.js";
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { generateOpenApi } from "../src/openapi.js";
+import { generateOpenApi } from "../src/http/openapi.js";
 import { type ControlPlaneUnderTest, startControlPlane } from "./harness.js";
 
 // Every operation of the generated OpenAPI document (so a new route is fuzzed without anyone

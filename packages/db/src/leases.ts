@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { type Logger, newId } from "@paddock/common";
+import { type Logger, newId, Periodic } from "@paddock/common";
 import { sql } from "kysely";
 import type { DatabaseHandle } from "./connect.js";
 
@@ -41,8 +41,7 @@ export class Leases {
   readonly replica = newId("rep", 16);
   private readonly states = new Map<string, LeaseState>();
   private readonly exclusive: boolean;
-  private timer: NodeJS.Timeout | undefined;
-  private renewing: Promise<void> | undefined;
+  private readonly renewals: Periodic;
 
   constructor(
     private readonly handle: DatabaseHandle,
@@ -50,6 +49,7 @@ export class Leases {
     private readonly logger: Logger,
   ) {
     this.exclusive = handle.engine === "sqlite";
+    this.renewals = new Periodic(() => this.renew(), termMs / 3);
     this.lease(`${replicaPrefix}${this.replica}`);
   }
 
@@ -77,18 +77,12 @@ export class Leases {
     // Others take a move by an unregistered replica for a dead one's: serve nothing without it.
     if (!this.states.get(`${replicaPrefix}${this.replica}`)?.held())
       throw new Error("this server could not register itself as a replica in the database");
-    this.timer = setInterval(() => {
-      this.renewing ??= this.renew().finally(() => {
-        this.renewing = undefined;
-      });
-    }, this.termMs / 3);
-    this.timer.unref();
+    this.renewals.start();
   }
 
   /** Stops renewing and gives up every lease at once, so a clean shutdown hands over without waiting. */
   async close(): Promise<void> {
-    clearInterval(this.timer);
-    await this.renewing;
+    await this.renewals.stop();
     for (const state of this.states.values()) state.until = 0;
     if (this.exclusive) return;
     await this.handle.db

@@ -1,9 +1,15 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { EGRESS_TOKEN_HEADER } from "@paddock/common/contracts";
+import {
+  mergeRules,
+  type NetworkPolicy,
+  parsePolicy,
+  policyMode,
+  removeRules,
+} from "@paddock/common/egress-policy";
 import { Errors, isPaddockError, PaddockError } from "@paddock/common/errors";
 import { safeEqual } from "@paddock/common/ids";
 import type { Enforcer } from "./enforcer.js";
-import { mergeRules, type NetworkPolicy, parsePolicy, policyMode, removeRules } from "./policy.js";
 
 /** Bodies above this answer 413 before they are parsed (1000 long rules fit well within it). */
 export const MAX_BODY_BYTES = 512 * 1024;

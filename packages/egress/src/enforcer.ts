@@ -1,8 +1,13 @@
+import {
+  type CompiledRule,
+  compileRules,
+  decideName,
+  type NetworkPolicy,
+} from "@paddock/common/egress-policy";
 import { readAddresses } from "./dns-wire.js";
 import { LearnedAddresses } from "./learned-addresses.js";
 import { NftQueue } from "./nft.js";
 import { renderRuleset, type Upstream } from "./nft-ruleset.js";
-import { type CompiledRule, compileRules, decideName, type NetworkPolicy } from "./policy.js";
 import type { PolicyStore } from "./policy-store.js";
 
 /**

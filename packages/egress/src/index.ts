@@ -1,5 +1,3 @@
 export { createApi, MAX_BODY_BYTES } from "./api.js";
 export { buildQuery, forgeAnswer, parseQuestion, readAddresses } from "./dns-wire.js";
 export { DNS_PROXY_PORT, renderRuleset, TABLE } from "./nft-ruleset.js";
-export * from "./policy.js";
-export { parseTarget, type Target, targetKey } from "./targets.js";

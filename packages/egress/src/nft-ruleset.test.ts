@@ -1,8 +1,8 @@
 import { execFileSync } from "node:child_process";
+import { parsePolicy } from "@paddock/common/egress-policy";
 import { describe, expect, it } from "vitest";
 import { LearnedAddresses } from "./learned-addresses.js";
 import { renderRuleset, TABLE } from "./nft-ruleset.js";
-import { parsePolicy } from "./policy.js";
 
 /** Runs nft scripts in a network namespace of its own, which vanishes with the process. */
 function inFreshNamespace(...scripts: string[]): { listing: string; failures: string[] } {

@@ -1,5 +1,5 @@
-import type { CompiledRule, NetworkPolicy } from "./policy.js";
-import { compileRules } from "./policy.js";
+import type { CompiledRule, NetworkPolicy } from "@paddock/common/egress-policy";
+import { compileRules } from "@paddock/common/egress-policy";
 
 /** Our own table; nothing else in the network namespace (Docker's DNS rules included) is touched. */
 export const TABLE = "inet paddock_egress";

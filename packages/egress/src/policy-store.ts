@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { type NetworkPolicy, parsePolicy } from "./policy.js";
+import { type NetworkPolicy, parsePolicy } from "@paddock/common/egress-policy";
 
 /** Where the live policy is kept, so a restarted sidecar re-installs what was enforced last. */
 export const DEFAULT_POLICY_FILE = "/var/lib/paddock-egress/policy.json";

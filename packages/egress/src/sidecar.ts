@@ -1,9 +1,9 @@
 import { EGRESS_POLICY_ENV, EGRESS_PORT, EGRESS_TOKEN_ENV } from "@paddock/common/contracts";
+import { denyAll, type NetworkPolicy, parsePolicy } from "@paddock/common/egress-policy";
 import { createApi } from "./api.js";
 import { DnsProxy } from "./dns-proxy.js";
 import { Enforcer } from "./enforcer.js";
 import { DNS_PROXY_PORT } from "./nft-ruleset.js";
-import { denyAll, type NetworkPolicy, parsePolicy } from "./policy.js";
 import { PolicyStore } from "./policy-store.js";
 import { findUpstream, UpstreamResolver } from "./upstream.js";
 

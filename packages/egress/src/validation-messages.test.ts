@@ -3,10 +3,10 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EGRESS_TOKEN_HEADER } from "@paddock/common/contracts";
+import { parsePolicy } from "@paddock/common/egress-policy";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { createApi } from "./api.js";
 import { Enforcer } from "./enforcer.js";
-import { parsePolicy } from "./policy.js";
 import { PolicyStore } from "./policy-store.js";
 
 /** [method, body, expected message] */

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { EGRESS_PORT, EGRESS_TOKEN_HEADER } from "@paddock/common/contracts";
+import { sandboxCapabilities } from "@paddock/runtime";
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -89,17 +90,6 @@ export async function createWorld(runtime: "runc" | "runsc"): Promise<World> {
   const dns = await addressOf(`${prefix}-dns`);
   const sandbox = `${prefix}-sandbox`;
   // The runtime's sandbox capabilities: no NET_ADMIN, no NET_RAW. --dns keeps Docker's resolver local too.
-  const capabilities = [
-    "CHOWN",
-    "DAC_OVERRIDE",
-    "FOWNER",
-    "FSETID",
-    "KILL",
-    "SETGID",
-    "SETUID",
-    "SETPCAP",
-    "NET_BIND_SERVICE",
-  ];
   await start(
     "sandbox",
     "--runtime",
@@ -108,7 +98,7 @@ export async function createWorld(runtime: "runc" | "runsc"): Promise<World> {
     dns,
     "--cap-drop",
     "ALL",
-    ...capabilities.flatMap((capability) => ["--cap-add", capability]),
+    ...sandboxCapabilities.flatMap((capability) => ["--cap-add", capability]),
     "--security-opt",
     "no-new-privileges:true",
     WORLD_IMAGE,

@@ -1,10 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { illFormedString } from "@paddock/common";
+import { echoRequestId, installErrorHandling, installQueryChecks, jsonText, notUnicode } from "@paddock/http";
 import type { SandboxOperations, SnapshotOperations } from "@paddock/runtime";
 import { requireApiKey } from "./auth.js";
-import { installErrorHandling, installQueryChecks, jsonText, notUnicode } from "./http-errors.js";
 import { endpointProxy, runtimeProxyRoute } from "./proxy.js";
-import { echoRequestId } from "./request-id.js";
 import { diagnosticContentRoutes, diagnosticRoutes } from "./routes/diagnostics.js";
 import { endpointRoutes } from "./routes/endpoints.js";
 import { metricsRoutes } from "./routes/metrics.js";

@@ -1,6 +1,6 @@
 import { EGRESS_PORT, EGRESS_TOKEN_HEADER, Errors, PaddockError } from "@paddock/common";
 import type { NetworkPolicy } from "./model.js";
-import type { SandboxOperations } from "./services.js";
+import type { SandboxOperations } from "./sandbox-operations.js";
 
 /** What a sandbox's egress sidecar enforces now. */
 export interface EnforcedPolicy {

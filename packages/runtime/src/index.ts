@@ -25,9 +25,9 @@ export * from "./model.js";
 export { WarmPools } from "./pool.js";
 export * from "./runtime.js";
 export type { ChangeListener, SandboxChange } from "./sandbox-changes.js";
+export * from "./sandbox-operations.js";
 export type { SandboxQuota } from "./sandbox-quota.js";
 export { SandboxService } from "./sandbox-service.js";
-export * from "./services.js";
 export { SnapshotService } from "./snapshot-service.js";
 export {
   databaseUrl,

@@ -78,17 +78,6 @@ export interface Snapshot {
   createdAt: string;
 }
 
-export interface Page<T> {
-  items: T[];
-  pagination: {
-    page: number;
-    pageSize: number;
-    totalItems: number;
-    totalPages: number;
-    hasNextPage: boolean;
-  };
-}
-
 export interface SandboxFilter {
   owner?: string | null;
   states?: string[];
@@ -111,14 +100,4 @@ export interface SnapshotFilter {
 export interface ResolvedEndpoint {
   endpoint: string;
   headers?: Record<string, string>;
-}
-
-export function paginate<T>(all: T[], page = 1, pageSize = 20): Page<T> {
-  const totalItems = all.length;
-  const totalPages = Math.ceil(totalItems / pageSize);
-  const start = (page - 1) * pageSize;
-  return {
-    items: all.slice(start, start + pageSize),
-    pagination: { page, pageSize, totalItems, totalPages, hasNextPage: page < totalPages },
-  };
 }

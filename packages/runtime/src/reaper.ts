@@ -1,4 +1,4 @@
-import type { Logger } from "@paddock/common";
+import { type Logger, Periodic } from "@paddock/common";
 import type { Lease } from "@paddock/db";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
@@ -9,29 +9,24 @@ import type { SandboxService } from "./sandbox-service.js";
  * replicas, the holder of `lease` sweeps.
  */
 export class ExpiryReaper {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly sweeps: Periodic;
 
   constructor(
     private readonly repository: SandboxRepository,
     private readonly service: SandboxService,
     private readonly lease: Lease,
     private readonly logger: Logger,
-    private readonly intervalMs = 1000,
-  ) {}
+    intervalMs = 1000,
+  ) {
+    this.sweeps = new Periodic(() => this.sweep(), intervalMs);
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.sweeping ??= this.sweep().finally(() => {
-        this.sweeping = undefined;
-      });
-    }, this.intervalMs);
-    this.timer.unref();
+    this.sweeps.start();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   async sweep(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Logger } from "@paddock/common";
+import { type Logger, Periodic } from "@paddock/common";
 import type { Lease } from "@paddock/db";
 import { ExecdClient } from "./execd/client.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
@@ -160,44 +160,42 @@ export async function reconcile(
  * lease over (from a replica that died, whose unfinished work is now to be settled).
  */
 export class Reconciler {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly passes: Periodic;
 
   constructor(
     private readonly deps: ReconcilerDeps,
     private readonly lease: Lease,
-    private readonly intervalMs: number,
-  ) {}
+    intervalMs: number,
+  ) {
+    this.passes = new Periodic(() => this.pass(), intervalMs);
+  }
 
   /** Runs a pass now (when the lease is held), then every interval. */
   start(): void {
-    this.timer = setInterval(() => this.runSoon(), this.intervalMs);
-    this.timer.unref();
+    this.passes.start();
     this.runSoon();
   }
 
   /** Starts a pass unless one is running, the reconciler is not started, or the lease is another replica's. */
   runSoon(): void {
-    if (!this.timer || !this.lease.held()) return;
-    this.running ??= reconcile(this.deps)
-      .then(
-        () => undefined,
-        (error: unknown) => this.deps.logger.warn({ err: error }, "reconciliation failed"),
-      )
-      .finally(() => {
-        this.running = undefined;
-      });
+    if (this.passes.started) this.passes.runSoon();
   }
 
   /** Resolves when the pass in progress, if any, is done. */
   async settled(): Promise<void> {
-    await this.running;
+    await this.passes.settled();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.passes.stop();
+  }
+
+  private async pass(): Promise<void> {
+    if (!this.lease.held()) return;
+    await reconcile(this.deps).then(
+      () => undefined,
+      (error: unknown) => this.deps.logger.warn({ err: error }, "reconciliation failed"),
+    );
   }
 }
 

@@ -7,18 +7,20 @@ import {
   newId,
   type PaddockConfig,
   PaddockError,
+  type Page,
+  paginate,
 } from "@paddock/common";
-import { parsePolicy } from "@paddock/egress/policy";
+import { parsePolicy } from "@paddock/common/egress-policy";
 import { ExecdClient } from "./execd/client.js";
 import { imageReferenceProblem } from "./image-reference.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
-import { type CreateSandboxInput, type Page, paginate, type Sandbox, type SandboxFilter } from "./model.js";
+import type { CreateSandboxInput, Sandbox, SandboxFilter } from "./model.js";
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";
 import type { ChangeListener, SandboxChanges } from "./sandbox-changes.js";
+import type { SandboxOperations } from "./sandbox-operations.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
-import type { SandboxOperations } from "./services.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
 import { type Template, unknownTemplate } from "./templates.js";

@@ -1,8 +1,8 @@
-import { Errors, type Logger, newId, PaddockError } from "@paddock/common";
-import { type Page, paginate, type Snapshot, type SnapshotFilter } from "./model.js";
+import { Errors, type Logger, newId, PaddockError, type Page, paginate } from "@paddock/common";
+import type { Snapshot, SnapshotFilter } from "./model.js";
 import type { Runtime } from "./runtime.js";
+import type { SnapshotOperations } from "./sandbox-operations.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
-import type { SnapshotOperations } from "./services.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
 
 export interface SnapshotServiceDeps {

@@ -1,4 +1,4 @@
-import type { Logger } from "@paddock/common";
+import { type Logger, Periodic } from "@paddock/common";
 import type { Lease } from "@paddock/db";
 import type { SandboxState } from "./state-machine.js";
 import type { UsageLedger } from "./usage-ledger.js";
@@ -11,15 +11,16 @@ import type { UsageLedger } from "./usage-ledger.js";
  * the holder of `lease` checkpoints; every replica opens and closes meters for the moves it makes.
  */
 export class UsageMeter {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly checkpoints: Periodic;
 
   constructor(
     private readonly ledger: UsageLedger,
     private readonly logger: Logger,
-    private readonly checkpointIntervalMs: number,
+    checkpointIntervalMs: number,
     private readonly lease: Lease,
-  ) {}
+  ) {
+    this.checkpoints = new Periodic(() => this.checkpoint(), checkpointIntervalMs);
+  }
 
   /** Called by the sandbox repository after each state change it writes (deletion: Terminated). */
   readonly stateChanged = async (sandboxId: string, state: SandboxState): Promise<void> => {
@@ -42,18 +43,12 @@ export class UsageMeter {
   }
 
   start(): void {
-    this.timer = setInterval(() => {
-      this.running ??= this.checkpoint().finally(() => {
-        this.running = undefined;
-      });
-    }, this.checkpointIntervalMs);
-    this.timer.unref();
+    this.checkpoints.start();
   }
 
   /** Stops the timer and writes a last checkpoint, so a clean shutdown loses nothing. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running;
+    await this.checkpoints.stop();
     await this.checkpoint();
   }
 

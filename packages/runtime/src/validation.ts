@@ -7,7 +7,7 @@ import {
   parseGpuCount,
   parseMemoryBytes,
 } from "@paddock/common";
-import { checkedTarget } from "@paddock/egress/policy";
+import { checkedTarget } from "@paddock/common/egress-policy";
 
 /** Domain-level checks shared by every surface that creates or changes sandboxes. */
 

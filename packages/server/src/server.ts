@@ -8,16 +8,14 @@ import {
   routeUpgrade,
 } from "@paddock/control-plane";
 import { installE2bGateway } from "@paddock/e2b";
-import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import {
-  attachUpgradeProxy,
   frameworkErrorHandler,
   installErrorHandling,
   installJsonBodies,
   installValidation,
-  runtimeApi,
-  runtimeProxyRoute,
-} from "@paddock/runtime-api";
+} from "@paddock/http";
+import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
+import { attachUpgradeProxy, runtimeApi, runtimeProxyRoute } from "@paddock/runtime-api";
 import "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { type ResolvedApiKey, resolveApiKey } from "./api-key.js";

@@ -1,10 +1,22 @@
 import { Anchor, Modal, Stack, Text } from "@mantine/core";
+import type { Account } from "../api/types";
 import { LoginForm } from "./login-form";
-import { useSession } from "./session";
 
-/** Over the page the session lapsed on: log in again and carry on where you were. */
-export function SessionExpiredModal({ opened, email }: { opened: boolean; email: string }) {
-  const { loggedIn, logout } = useSession();
+/**
+ * Over the page the session lapsed on: log in again and carry on where you were. The session's
+ * provider renders it and hands it what it needs, so the two modules do not import each other.
+ */
+export function SessionExpiredModal({
+  opened,
+  email,
+  loggedIn,
+  logout,
+}: {
+  opened: boolean;
+  email: string;
+  loggedIn(account: Account): void;
+  logout(): Promise<void>;
+}) {
   return (
     <Modal
       opened={opened}

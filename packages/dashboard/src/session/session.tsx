@@ -71,7 +71,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   return (
     <SessionContext.Provider value={value}>
       {children}
-      {account && <SessionExpiredModal opened={expired} email={account.email} />}
+      {account && (
+        <SessionExpiredModal opened={expired} email={account.email} loggedIn={loggedIn} logout={logout} />
+      )}
     </SessionContext.Provider>
   );
 }

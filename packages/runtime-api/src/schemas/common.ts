@@ -1,4 +1,4 @@
-import { type NumberOptions, type StringOptions, type TSchema, Type } from "@sinclair/typebox";
+import { type NumberOptions, type StringOptions, Type } from "@sinclair/typebox";
 
 export const ErrorResponse = Type.Object(
   { code: Type.String(), message: Type.String() },
@@ -9,22 +9,6 @@ export const StringMap = (options: { maxProperties?: number; maxValueLength?: nu
   Type.Record(Type.String({ maxLength: 253 }), Type.String({ maxLength: options.maxValueLength ?? 4096 }), {
     maxProperties: options.maxProperties ?? 256,
   });
-
-export const Pagination = Type.Object({
-  page: Type.Integer(),
-  pageSize: Type.Integer(),
-  totalItems: Type.Integer(),
-  totalPages: Type.Integer(),
-  hasNextPage: Type.Boolean(),
-});
-
-export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 })),
-  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
-};
-
-export const Paginated = <T extends TSchema>(item: T) =>
-  Type.Object({ items: Type.Array(item), pagination: Pagination });
 
 /** Error responses every route can give. */
 export const errorResponses = {

@@ -1,5 +1,6 @@
+import { Paginated, pageQueryFields } from "@paddock/common";
 import { type Static, Type } from "@sinclair/typebox";
-import { NullableInteger, NullableString, PageQuery, Paginated, StringMap } from "./common.js";
+import { NullableInteger, NullableString, StringMap } from "./common.js";
 
 const strict = { additionalProperties: false } as const;
 
@@ -121,7 +122,7 @@ export const ListSandboxesQuery = Type.Object(
   {
     state: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 16 })),
     metadata: Type.Optional(Type.String({ maxLength: 4096 })),
-    ...PageQuery,
+    ...pageQueryFields,
   },
   strict,
 );

@@ -1,5 +1,5 @@
+import { Paginated, pageQueryFields } from "@paddock/common";
 import { Type } from "@sinclair/typebox";
-import { PageQuery, Paginated } from "./common.js";
 
 export const CreateSnapshotRequest = Type.Object(
   { name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })) },
@@ -26,7 +26,7 @@ export const ListSnapshotsQuery = Type.Object(
     sandboxId: Type.Optional(Type.String({ maxLength: 128 })),
     name: Type.Optional(Type.String({ maxLength: 253 })),
     state: Type.Optional(Type.Array(Type.String({ maxLength: 32 }), { maxItems: 8 })),
-    ...PageQuery,
+    ...pageQueryFields,
   },
   { additionalProperties: false },
 );

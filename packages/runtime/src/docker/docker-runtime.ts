@@ -33,6 +33,7 @@ import {
 import { egressUpstreamDns } from "../upstream-dns.js";
 import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
+import { succeeds } from "./existence-check.js";
 import { runcIsolationHardening } from "./isolation-seccomp.js";
 import { demuxDockerLogs } from "./logs.js";
 import { MemoryKills } from "./memory-kills.js";
@@ -41,7 +42,6 @@ import { NetworkFiles } from "./network-files.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
-import { succeeds } from "./succeeds.js";
 import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
 
 export const managedLabel = "paddock.managed";

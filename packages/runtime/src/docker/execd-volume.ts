@@ -2,8 +2,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { EXECD_MOUNT } from "@paddock/common";
 import type Docker from "dockerode";
 import { RuntimeStartError } from "../runtime.js";
+import { succeeds } from "./existence-check.js";
 import { createReadOnlyView } from "./read-only-view.js";
-import { succeeds } from "./succeeds.js";
 
 /** A fill that has held the lock this long belonged to a process that died mid-fill. */
 const staleLockMs = 120_000;

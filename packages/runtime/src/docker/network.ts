@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import type Docker from "dockerode";
-import { succeeds } from "./succeeds.js";
+import { succeeds } from "./existence-check.js";
 
 const run = promisify(execFile);
 

@@ -3,8 +3,8 @@ import { posix } from "node:path";
 import { Errors, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
 import type { WorkloadSpec } from "../runtime.js";
+import { succeeds } from "./existence-check.js";
 import { createReadOnlyView, plainVolumeDirectory } from "./read-only-view.js";
-import { succeeds } from "./succeeds.js";
 
 export type Mount = NonNullable<NonNullable<Docker.ContainerCreateOptions["HostConfig"]>["Mounts"]>[number];
 
@@ -157,18 +157,17 @@ async function engineAtLeast(docker: Docker, [major, minor]: number[]): Promise<
 
 /** Removes the named volumes this sandbox created with deleteOnSandboxTermination. */
 export async function removeOwnedVolumes(docker: Docker, sandboxId: string): Promise<void> {
-  const { Volumes } = await docker.listVolumes({ filters: { label: [`${ownerLabel}=${sandboxId}`] } });
-  for (const volume of Volumes ?? []) {
-    await docker
-      .getVolume(volume.Name)
-      .remove()
-      .catch(() => undefined);
-  }
+  await removeVolumesLabelled(docker, `${ownerLabel}=${sandboxId}`);
 }
 
 /** Removes every volume a sandbox's create made: a create that fails leaves none behind. */
 export async function removeVolumesCreatedBy(docker: Docker, sandboxId: string): Promise<void> {
-  const { Volumes } = await docker.listVolumes({ filters: { label: [`${creatorLabel}=${sandboxId}`] } });
+  await removeVolumesLabelled(docker, `${creatorLabel}=${sandboxId}`);
+}
+
+/** Removes each volume with this label, passing over any it cannot remove. */
+async function removeVolumesLabelled(docker: Docker, label: string): Promise<void> {
+  const { Volumes } = await docker.listVolumes({ filters: { label: [label] } });
   for (const volume of Volumes ?? []) {
     await docker
       .getVolume(volume.Name)

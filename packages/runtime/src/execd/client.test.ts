@@ -7,7 +7,7 @@ import { Errors, ExecdErrors, isPaddockError, PaddockError } from "@paddock/comm
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from "vitest";
 import { parse } from "yaml";
 import { execdDefinitionPath, generateExecdTypes } from "../../scripts/execd-types.js";
-import type { SandboxOperations } from "../services.js";
+import type { SandboxOperations } from "../sandbox-operations.js";
 import { ExecdClient } from "./client.js";
 import type { components, operations } from "./execd-api.gen.js";
 import { e2bProtocolPrefixes, extensionRoutes } from "./extensions.js";

@@ -10,7 +10,7 @@ import {
   type SseEvent,
   SseParser,
 } from "@paddock/common";
-import type { SandboxOperations } from "../services.js";
+import type { SandboxOperations } from "../sandbox-operations.js";
 import { execdRefusal } from "./errors.js";
 import type { components, paths } from "./execd-api.gen.js";
 import {

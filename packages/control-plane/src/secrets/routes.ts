@@ -1,0 +1,47 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { authenticate, principalOf } from "../http/auth-hook.js";
+import { deletedResponses, ErrorBody, errorResponses } from "../http/error-schemas.js";
+import type { Identity } from "../identity/identity.js";
+import { Secret, SecretList, SecretParams, SetSecretRequest } from "./schemas.js";
+import type { SecretStore } from "./secret-store.js";
+
+/** Secrets: names and timestamps go out, values only come in. */
+export const secretRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; secrets: SecretStore }> = async (
+  app,
+  { identity, secrets },
+) => {
+  app.addHook("onRequest", authenticate(identity, "secrets"));
+
+  app.post(
+    "/secrets",
+    {
+      schema: {
+        tags: ["secrets"],
+        description:
+          "Creates the secret, or replaces the value of an existing one (201 created, 200 replaced).",
+        body: SetSecretRequest,
+        response: { 200: Secret, 201: Secret, ...errorResponses, 413: ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const { name, value } = request.body;
+      const { secret, created } = await secrets.set(principalOf(request).accountId, name, value);
+      return reply.status(created ? 201 : 200).send(secret);
+    },
+  );
+
+  app.get(
+    "/secrets",
+    { schema: { tags: ["secrets"], response: { 200: SecretList, ...errorResponses } } },
+    async (request) => ({ items: await secrets.list(principalOf(request).accountId) }),
+  );
+
+  app.delete(
+    "/secrets/:name",
+    { schema: { tags: ["secrets"], params: SecretParams, response: deletedResponses } },
+    async (request, reply) => {
+      await secrets.delete(principalOf(request).accountId, request.params.name);
+      return reply.status(204).send(undefined as never);
+    },
+  );
+};
