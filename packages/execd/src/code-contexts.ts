@@ -6,7 +6,12 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { resolve as resolvePath } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
-import { EXECD_DEFAULT_CODE_CONTEXT, EXECD_ENVD_USER_ENV, EXECD_MOUNT } from "@paddock/common/contracts";
+import {
+  EXECD_DEFAULT_CODE_CONTEXT,
+  EXECD_ENVD_USER_ENV,
+  EXECD_MOUNT,
+  execdNode,
+} from "@paddock/common/contracts";
 import { missingProperty, notOneOf } from "@paddock/common/validation-messages";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
@@ -106,10 +111,8 @@ const aliases: Record<string, Language> = {
  *  loader (process.execPath is then the loader itself); elsewhere the running Node. */
 function nodeCommand(): [string, string[]] {
   if (process.execPath.startsWith(EXECD_MOUNT)) {
-    return [
-      `${EXECD_MOUNT}/lib/ld-linux-x86-64.so.2`,
-      ["--library-path", `${EXECD_MOUNT}/lib`, `${EXECD_MOUNT}/bin/node`],
-    ];
+    const [loader, ...args] = execdNode();
+    return [loader as string, args];
   }
   return [process.execPath, []];
 }

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readdir, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { EXECD_MOUNT, EXECD_TOKEN_ENV, stashNodeVariables } from "@paddock/common/contracts";
+import { EXECD_TOKEN_ENV, execdEntrypoint, stashNodeVariables } from "@paddock/common/contracts";
 import type { Environment } from "./environment.js";
 import { ExecdError, sessionNotFound } from "./http.js";
 import {
@@ -427,15 +427,7 @@ async function checkBindSource(source: string): Promise<string> {
 
 /** The agent is this same execd bundle, started by the session's init (tini reaps orphans). */
 function agentCommand(): string[] {
-  return [
-    `${EXECD_MOUNT}/bin/tini`,
-    "--",
-    `${EXECD_MOUNT}/lib/ld-linux-x86-64.so.2`,
-    "--library-path",
-    `${EXECD_MOUNT}/lib`,
-    `${EXECD_MOUNT}/bin/node`,
-    `${EXECD_MOUNT}/execd.js`,
-  ];
+  return execdEntrypoint(undefined, []);
 }
 
 /** execd's environment filtered by the session's env_passthrough. */
