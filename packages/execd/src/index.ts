@@ -1,2 +1,2 @@
 export { Environment } from "./environment.js";
-export { createExecd, type Route, route } from "./server.js";
+export { createExecd, type Route, route } from "./http/server.js";

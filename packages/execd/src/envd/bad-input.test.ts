@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 describe("envd refuses text that is not Unicode with a 400, in its own shapes", () => {
   let execd: Execd;

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { EXECD_CODE_INTERPRETER_PREFIX } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 type Line = { type: string } & Record<string, unknown>;
 

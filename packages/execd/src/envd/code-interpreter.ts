@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code-contexts.js";
-import { badRequest, ExecdError, optionalString, optionalStringMap, readObject, sendJson } from "../http.js";
-import { type Route, route } from "../server.js";
-import { drained } from "../sse-response.js";
+import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code/contexts.js";
+import { badRequest, ExecdError, optionalString, optionalStringMap, readObject, sendJson } from "../http/request.js";
+import { type Route, route } from "../http/server.js";
+import { drained } from "../streams/backpressure.js";
 import { outputMessage } from "./code-interpreter-output.js";
 import { RICH_OUTPUT_SETUP } from "./code-interpreter-python.js";
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
-import { ExecdError, isRecord } from "../http.js";
-import type { Route } from "../server.js";
+import { ExecdError, isRecord } from "../http/request.js";
+import type { Route } from "../http/server.js";
 
 /**
  * The Connect protocol (connectrpc.com/docs/protocol) with JSON messages, as E2B's SDKs speak it

@@ -13,7 +13,7 @@ import { E2B_ENVD_VERSION, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
 import { type FilesystemEvent, InvalidArgumentError, Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { createExecd, type Execd } from "../http/server.js";
 import { FileMetadataStore } from "./file-metadata.js";
 
 /** Directories this suite's statfs reports as NFS: no network filesystem is mounted on a test machine. */

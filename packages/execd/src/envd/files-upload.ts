@@ -5,7 +5,7 @@ import type { IncomingMessage } from "node:http";
 import { basename, dirname } from "node:path";
 import { finished, pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { readMultipart } from "../multipart.js";
+import { readMultipart } from "../http/multipart.js";
 import { ConnectError } from "./connect.js";
 import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";

@@ -13,7 +13,7 @@ import { E2B_ENVD_VERSION, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
 import { FileNotFoundError, type FilesystemEvent, InvalidArgumentError, Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 const token = "secret";
 

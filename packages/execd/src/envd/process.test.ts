@@ -2,7 +2,7 @@ import type { AddressInfo } from "node:net";
 import { EXECD_ENVD_PREFIX, EXECD_ENVD_USER_ENV } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 /**
  * `process.Process` on the wire, against an execd in this process: what a Connect client that

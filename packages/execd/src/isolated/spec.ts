@@ -1,5 +1,5 @@
 import { fieldPath, invalidField, missingProperty, notOneOf } from "@paddock/common/validation-messages";
-import { badRequest, ExecdError, isRecord } from "./http.js";
+import { badRequest, ExecdError, isRecord } from "../http/request.js";
 
 /** A create request as accepted (wire names as the spec spells them); echoed by the state route. */
 export interface SessionSpec {

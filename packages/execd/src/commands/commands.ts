@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import type { Environment } from "./environment.js";
+import type { Environment } from "../environment.js";
 import {
   badRequest,
   commandNotFound,
@@ -13,11 +13,11 @@ import {
   queryOne,
   readObject,
   sendJson,
-} from "./http.js";
+} from "../http/request.js";
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
 import { outputWriter, requestedFraming } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
-import { backpressure, drained, openSse } from "./sse-response.js";
+import { backpressure, drained, openSse } from "../streams/backpressure.js";
 import { WarmShell } from "./warm-shell.js";
 
 export const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";

@@ -5,8 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "./environment.js";
-import { createExecd, type Execd } from "./server.js";
+import { Environment } from "../environment.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 describe("execd uploads", () => {
   let execd: Execd;

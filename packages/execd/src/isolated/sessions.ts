@@ -3,14 +3,14 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readdir, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { EXECD_TOKEN_ENV, execdEntrypoint, stashNodeVariables } from "@paddock/common/contracts";
-import type { Environment } from "./environment.js";
-import { ExecdError, sessionNotFound } from "./http.js";
+import type { Environment } from "../environment.js";
+import { ExecdError, sessionNotFound } from "../http/request.js";
 import {
   type AgentAddress,
   agentJson,
   ISOLATED_AGENT_PRIVATE_PROC_ENV,
   ISOLATED_AGENT_SOCKET_ENV,
-} from "./isolated-agent.js";
+} from "./agent.js";
 import {
   busybox,
   type IsolationFeature,
@@ -18,9 +18,9 @@ import {
   probeIsolation,
   sessionsRoot,
   unshare,
-} from "./isolated-capabilities.js";
-import type { OverlayViews } from "./isolated-changes.js";
-import type { SessionSpec } from "./isolated-spec.js";
+} from "./capabilities.js";
+import type { OverlayViews } from "./changes.js";
+import type { SessionSpec } from "./spec.js";
 
 export type SessionStatus = "active" | "dead";
 

@@ -21,7 +21,7 @@ import {
   diffTar,
   type OverlayViews,
   overlayChanges,
-} from "./isolated-changes.js";
+} from "./changes.js";
 
 /**
  * Three plain directories laid out as overlayfs would show them (no mount needed): the lower

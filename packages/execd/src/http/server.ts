@@ -3,11 +3,11 @@ import { EXECD_ENV_PATH } from "@paddock/common/contracts";
 import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { safeEqual } from "@paddock/common/ids";
 import { fieldPath, invalidField } from "@paddock/common/validation-messages";
-import { CodeContexts } from "./code-contexts.js";
-import { Commands } from "./commands.js";
-import { Envd } from "./envd/index.js";
-import type { Environment } from "./environment.js";
-import * as files from "./files.js";
+import { CodeContexts } from "../code/contexts.js";
+import { Commands } from "../commands/commands.js";
+import { Envd } from "../envd/index.js";
+import type { Environment } from "../environment.js";
+import * as files from "../files/files.js";
 import {
   badRequest,
   decodePathSegment,
@@ -17,12 +17,12 @@ import {
   readObject,
   sendError,
   sendJson,
-} from "./http.js";
+} from "./request.js";
 import { handleIsolated } from "./isolated-routes.js";
-import { IsolatedSessions } from "./isolated-sessions.js";
-import { Metrics } from "./metrics.js";
-import { Sessions } from "./sessions.js";
-import { Terminals } from "./terminals.js";
+import { IsolatedSessions } from "../isolated/sessions.js";
+import { Metrics } from "../metrics/metrics.js";
+import { Sessions } from "../sessions/sessions.js";
+import { Terminals } from "../terminals/terminals.js";
 
 type Handler = (
   req: IncomingMessage,

@@ -30,8 +30,8 @@ import {
   readJson,
   readObject,
   sendJson,
-} from "./http.js";
-import { readMultipart } from "./multipart.js";
+} from "../http/request.js";
+import { readMultipart } from "../http/multipart.js";
 
 const maxSearchResults = 10_000;
 const maxReplaceBytes = 64 * 2 ** 20;

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { readProbe } from "./isolated-capabilities.js";
+import { readProbe } from "./capabilities.js";
 
 describe("reading the isolation probe", () => {
   test("gVisor 2024: every step works but the read-only lock; the overlay takes no userxattr", () => {

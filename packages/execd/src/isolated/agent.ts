@@ -1,7 +1,7 @@
 import { type IncomingMessage, request } from "node:http";
 import type { Readable } from "node:stream";
 import { EXECD_TOKEN_HEADER } from "@paddock/common/contracts";
-import { busybox, unshare } from "./isolated-capabilities.js";
+import { busybox, unshare } from "./capabilities.js";
 
 /**
  * Inside every isolated session runs a second execd (the agent), PID 1's child in the session's

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { SseEvent } from "@paddock/common/sse";
 import { missingProperty } from "@paddock/common/validation-messages";
-import { killGroup } from "./commands.js";
-import type { Environment } from "./environment.js";
+import { killGroup } from "../commands/commands.js";
+import type { Environment } from "../environment.js";
 import {
   badRequest,
   ExecdError,
@@ -18,10 +18,10 @@ import {
   readObject,
   sendJson,
   sessionNotFound,
-} from "./http.js";
-import { MarkerSplitter } from "./marker-splitter.js";
-import { type OutputFraming, outputWriter, requestedFraming } from "./output-framing.js";
-import { backpressure, drained, openSse } from "./sse-response.js";
+} from "../http/request.js";
+import { MarkerSplitter } from "../commands/marker-splitter.js";
+import { type OutputFraming, outputWriter, requestedFraming } from "../commands/output-framing.js";
+import { backpressure, drained, openSse } from "../streams/backpressure.js";
 
 interface Session {
   id: string;

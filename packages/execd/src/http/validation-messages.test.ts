@@ -1,8 +1,8 @@
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "./environment.js";
-import { ExecdError } from "./http.js";
-import { parseSessionSpec } from "./isolated-spec.js";
+import { Environment } from "../environment.js";
+import { ExecdError } from "./request.js";
+import { parseSessionSpec } from "../isolated/spec.js";
 import { createExecd, type Execd } from "./server.js";
 
 /** [method, path, body (undefined: none), expected message] */

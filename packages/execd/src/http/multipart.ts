@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { badRequest } from "./http.js";
+import { badRequest } from "./request.js";
 
 export interface Part {
   name: string;

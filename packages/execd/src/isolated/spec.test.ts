@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
-import { ExecdError } from "./http.js";
-import { parseSessionSpec } from "./isolated-spec.js";
+import { ExecdError } from "../http/request.js";
+import { parseSessionSpec } from "./spec.js";
 
 const failure = (body: Record<string, unknown>) => {
   try {

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { cpus, totalmem } from "node:os";
-import { sendJson } from "./http.js";
-import { openSse } from "./sse-response.js";
+import { sendJson } from "../http/request.js";
+import { openSse } from "../streams/backpressure.js";
 
 function read(path: string): string | undefined {
   try {

@@ -15,7 +15,7 @@ import {
 import { missingProperty, notOneOf } from "@paddock/common/validation-messages";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
-import type { Environment } from "./environment.js";
+import type { Environment } from "../environment.js";
 import {
   badRequest,
   contextNotFound,
@@ -25,12 +25,12 @@ import {
   queryOne,
   readObject,
   sendJson,
-} from "./http.js";
+} from "../http/request.js";
 import { detectKernelSupport, JupyterKernel, type KernelSupport } from "./jupyter-kernel.js";
 import { kernelEvent, replyError } from "./kernel-events.js";
-import { MarkerSplitter } from "./marker-splitter.js";
-import type { Sessions } from "./sessions.js";
-import { backpressure, drained, openSse } from "./sse-response.js";
+import { MarkerSplitter } from "../commands/marker-splitter.js";
+import type { Sessions } from "../sessions/sessions.js";
+import { backpressure, drained, openSse } from "../streams/backpressure.js";
 
 type DriverMessage = { type: string; [field: string]: unknown };
 

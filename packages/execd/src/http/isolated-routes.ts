@@ -15,14 +15,14 @@ import {
   queryOne,
   readObject,
   sendJson,
-} from "./http.js";
-import { agentJson, agentRequest, readText } from "./isolated-agent.js";
-import { type IsolationSupport, isolationFeatures } from "./isolated-capabilities.js";
-import { commitChanges, diffTar } from "./isolated-changes.js";
-import type { IsolatedSession, IsolatedSessions } from "./isolated-sessions.js";
-import { parseSessionSpec } from "./isolated-spec.js";
-import { shellQuote } from "./sessions.js";
-import { openSse } from "./sse-response.js";
+} from "./request.js";
+import { agentJson, agentRequest, readText } from "../isolated/agent.js";
+import { type IsolationSupport, isolationFeatures } from "../isolated/capabilities.js";
+import { commitChanges, diffTar } from "../isolated/changes.js";
+import type { IsolatedSession, IsolatedSessions } from "../isolated/sessions.js";
+import { parseSessionSpec } from "../isolated/spec.js";
+import { shellQuote } from "../sessions/sessions.js";
+import { openSse } from "../streams/backpressure.js";
 
 /** Session routes forwarded as they are to the session's agent (it serves the merged tree). */
 const agentRoutes = new Set([

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import type { Writable } from "node:stream";
-import type { Environment } from "./environment.js";
+import type { Environment } from "../environment.js";
 
 /**
  * What a warm shell runs while it waits: two length-prefixed fields on fd 3 (setup, then the

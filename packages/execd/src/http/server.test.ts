@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "./environment.js";
+import { Environment } from "../environment.js";
 import { createExecd, type Execd } from "./server.js";
 
 describe("execd's HTTP surface", () => {

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
-import { badRequest } from "./http.js";
+import { badRequest } from "../http/request.js";
 
 /**
  * How a stream's output becomes events: `lines` (OpenSandbox's execd: one event per line, the

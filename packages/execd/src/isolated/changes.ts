@@ -14,7 +14,7 @@ import {
   utimes,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { padding, tarEnd, tarHeader } from "./isolated-tar.js";
+import { padding, tarEnd, tarHeader } from "./tar.js";
 
 /** The three views of one overlay session, as paths execd can open. */
 export interface OverlayViews {

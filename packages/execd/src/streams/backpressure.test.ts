@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "./environment.js";
-import { createExecd, type Execd } from "./server.js";
+import { Environment } from "../environment.js";
+import { createExecd, type Execd } from "../http/server.js";
 
 /**
  * Each of execd's streams of a producer's output, read slowly (a byte a second) or not at all:

@@ -5,8 +5,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Writable } from "node:stream";
 import { EXECD_MOUNT } from "@paddock/common/contracts";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { shell, signalNumber } from "./commands.js";
-import type { Environment } from "./environment.js";
+import { shell, signalNumber } from "../commands/commands.js";
+import type { Environment } from "../environment.js";
 import {
   badRequest,
   ExecdError,
@@ -15,8 +15,8 @@ import {
   optionalStringMap,
   readObject,
   sendJson,
-} from "./http.js";
-import { drained, openSse } from "./sse-response.js";
+} from "../http/request.js";
+import { drained, openSse } from "../streams/backpressure.js";
 
 /** The static helper that opens the pseudo-terminal (native/paddock-pty.c). */
 export const ptyHelper = process.env.PADDOCK_EXECD_PTY ?? `${EXECD_MOUNT}/bin/paddock-pty`;
