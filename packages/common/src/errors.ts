@@ -172,4 +172,7 @@ export const ExecdErrors = {
     503,
     "The isolated session's agent did not start in time.",
   ),
+  alreadyExists: defineError("already_exists", 409, "A file or directory already exists at that path."),
+  directoryNotEmpty: defineError("directory_not_empty", 409, "The directory is not empty."),
+  bashUnavailable: defineError("bash_unavailable", 501, "The sandbox's image has no /bin/bash."),
 } as const;

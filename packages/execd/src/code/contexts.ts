@@ -12,25 +12,19 @@ import {
   EXECD_MOUNT,
   execdNode,
 } from "@paddock/common/contracts";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { missingProperty, notOneOf } from "@paddock/common/validation-messages";
+import { MarkerSplitter } from "../commands/marker-splitter.js";
+import type { Environment } from "../environment.js";
+import { sendJson } from "../http/answers.js";
+import { isRecord, optionalString, queryOne, readObject } from "../http/request.js";
+import type { Sessions } from "../sessions/sessions.js";
+import { SharedCodes } from "../shared-codes.js";
+import { backpressure, drained, openSse } from "../streams/backpressure.js";
 import { javascriptDriver } from "./drivers/javascript.js";
 import { pythonDriver } from "./drivers/python.js";
-import type { Environment } from "../environment.js";
-import {
-  badRequest,
-  contextNotFound,
-  ExecdError,
-  isRecord,
-  optionalString,
-  queryOne,
-  readObject,
-  sendJson,
-} from "../http/request.js";
 import { detectKernelSupport, JupyterKernel, type KernelSupport } from "./jupyter-kernel.js";
 import { kernelEvent, replyError } from "./kernel-events.js";
-import { MarkerSplitter } from "../commands/marker-splitter.js";
-import type { Sessions } from "../sessions/sessions.js";
-import { backpressure, drained, openSse } from "../streams/backpressure.js";
 
 type DriverMessage = { type: string; [field: string]: unknown };
 
@@ -126,7 +120,7 @@ function javascriptCommand(): [string, string[]] {
 function pythonCommand(): string {
   for (const candidate of ["/usr/bin/python3", "/usr/local/bin/python3", "/usr/bin/python"])
     if (existsSync(candidate)) return candidate;
-  throw new ExecdError(501, "language_unavailable", "this sandbox's image has no Python (python3)");
+  throw new PaddockError(SharedCodes.languageUnavailable, "this sandbox's image has no Python (python3)");
 }
 
 const INLINE_BACKEND = "module://matplotlib_inline.backend_inline";
@@ -145,7 +139,7 @@ function kernelDied(reason: string): CellEvent {
 /** A language by its name or an alias, or 400. */
 export function codeLanguage(name: string, where = "body.language"): Language {
   const language = aliases[name.toLowerCase()];
-  if (!language) throw badRequest(notOneOf(where, languages, name));
+  if (!language) throw new PaddockError(Errors.invalidRequest, notOneOf(where, languages, name));
   return language;
 }
 
@@ -212,7 +206,10 @@ function sseCell(res: ServerResponse): CellSink & { end(): void } {
 export function checkEnv(env: Record<string, string>): void {
   for (const [name, value] of Object.entries(env)) {
     if (name === "" || name.includes("=") || name.includes("\0") || value.includes("\0"))
-      throw badRequest(`${JSON.stringify(name)} cannot be an environment variable`);
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `${JSON.stringify(name)} cannot be an environment variable`,
+      );
   }
 }
 
@@ -286,7 +283,7 @@ export class CodeContexts {
   async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
     const code = optionalString(body, "code");
-    if (code === undefined) throw badRequest(missingProperty("body", "code"));
+    if (code === undefined) throw new PaddockError(Errors.invalidRequest, missingProperty("body", "code"));
     const requested = isRecord(body.context) ? body.context : {};
     const requestedId = typeof requested.id === "string" ? requested.id : "";
     const language = () =>
@@ -326,7 +323,8 @@ export class CodeContexts {
     const wanted = codeLanguage(language);
     const directory = resolvePath(homeDirectory(), cwd ?? ".");
     const stats = await stat(directory).catch(() => undefined);
-    if (!stats?.isDirectory()) throw badRequest(`cwd ${directory} is not a directory`);
+    if (!stats?.isDirectory())
+      throw new PaddockError(Errors.invalidRequest, `cwd ${directory} is not a directory`);
     return info(await this.start(wanted, randomUUID(), directory));
   }
 
@@ -357,14 +355,14 @@ export class CodeContexts {
   async execute(id: string, code: string, sink: CellSink, options: CellOptions = {}): Promise<void> {
     const context = this.find(id);
     if (context.sessionId)
-      throw new ExecdError(501, "not_implemented", "bash contexts run through /code only");
+      throw new PaddockError(Errors.notImplemented, "bash contexts run through /code only");
     if (options.env) checkEnv(options.env);
     await this.runCell(context, code, sink, options);
   }
 
   private runCell(context: Context, code: string, sink: CellSink, options: CellOptions): Promise<void> {
     if (context.busy)
-      throw new ExecdError(409, "context_busy", `context ${context.id} is already running code`);
+      throw new PaddockError(ExecdErrors.contextBusy, `context ${context.id} is already running code`);
     return context.kernel
       ? this.runOnKernel(context, code, sink, options)
       : this.runOnDriver(context, code, sink, options);
@@ -448,9 +446,8 @@ export class CodeContexts {
         try {
           await this.startKernel(context, (await this.kernelSupport) as KernelSupport);
         } catch (error) {
-          throw new ExecdError(
-            503,
-            "kernel_unavailable",
+          throw new PaddockError(
+            ExecdErrors.kernelUnavailable,
             `the kernel could not be restarted: ${(error as Error).message}`,
           );
         }
@@ -618,7 +615,7 @@ export class CodeContexts {
 
   private find(id: string): Context {
     const context = this.contexts.get(id);
-    if (!context) throw contextNotFound(`no code context ${id}`);
+    if (!context) throw new PaddockError(ExecdErrors.contextNotFound, `no code context ${id}`);
     return context;
   }
 }

@@ -2,22 +2,15 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import type { Environment } from "../environment.js";
-import {
-  badRequest,
-  commandNotFound,
-  optionalInteger,
-  optionalString,
-  optionalStringMap,
-  queryOne,
-  readObject,
-  sendJson,
-} from "../http/request.js";
+import { sendJson } from "../http/answers.js";
+import { optionalInteger, optionalString, optionalStringMap, queryOne, readObject } from "../http/request.js";
+import { backpressure, drained, openSse } from "../streams/backpressure.js";
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
 import { outputWriter, requestedFraming } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
-import { backpressure, drained, openSse } from "../streams/backpressure.js";
 import { WarmShell } from "./warm-shell.js";
 
 export const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
@@ -51,18 +44,21 @@ export class Commands {
     const framing = requestedFraming(req);
     const body = await readObject(req);
     const content = optionalString(body, "command");
-    if (content === undefined) throw badRequest(missingProperty("body", "command"));
-    if (content === "") throw badRequest(invalidField("body.command", "must not be empty"));
+    if (content === undefined)
+      throw new PaddockError(Errors.invalidRequest, missingProperty("body", "command"));
+    if (content === "")
+      throw new PaddockError(Errors.invalidRequest, invalidField("body.command", "must not be empty"));
     const cwd = optionalString(body, "cwd");
     const timeout = optionalInteger(body, "timeout", 1);
     const uid = optionalInteger(body, "uid");
     const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined) throw badRequest(invalidField("body.gid", "needs uid too"));
+    if (gid !== undefined && uid === undefined)
+      throw new PaddockError(Errors.invalidRequest, invalidField("body.gid", "needs uid too"));
     const envs = optionalStringMap(body, "envs");
     const background = body.background === true;
     if (body.background !== undefined && typeof body.background !== "boolean")
-      throw badRequest(invalidField("body.background", "must be boolean"));
-    if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
+      throw new PaddockError(Errors.invalidRequest, invalidField("body.background", "must be boolean"));
+    if (cwd && !existsSync(cwd)) throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} does not exist`);
 
     const directory = cwd ?? process.env.HOME ?? "/";
     // Read before the command starts: a rise by its end tells a kill for memory from other SIGKILLs.
@@ -216,7 +212,10 @@ export class Commands {
     const raw = queryOne(url, "cursor");
     const cursor = raw === undefined ? undefined : Number(raw);
     if (cursor !== undefined && (!Number.isInteger(cursor) || cursor < 0))
-      throw badRequest(invalidField("query.cursor", "must be a non-negative integer"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField("query.cursor", "must be a non-negative integer"),
+      );
     const { text, next } = command.log.read(cursor);
     res.writeHead(200, {
       "content-type": "text/plain; charset=utf-8",
@@ -234,7 +233,7 @@ export class Commands {
 
   private find(id: string): Command {
     const command = this.commands.get(id);
-    if (!command) throw commandNotFound(`no command ${id}`);
+    if (!command) throw new PaddockError(ExecdErrors.commandNotFound, `no command ${id}`);
     return command;
   }
 

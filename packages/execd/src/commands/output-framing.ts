@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
-import { badRequest } from "../http/request.js";
+import { Errors, PaddockError } from "@paddock/common/errors";
 
 /**
  * How a stream's output becomes events: `lines` (OpenSandbox's execd: one event per line, the
@@ -13,7 +13,7 @@ export function requestedFraming(req: IncomingMessage): OutputFraming {
   const value = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
   if (value === undefined || value === "lines") return "lines";
   if (value === "chunks") return "chunks";
-  throw badRequest(`${EXECD_OUTPUT_FRAMING_HEADER} must be lines or chunks`);
+  throw new PaddockError(Errors.invalidRequest, `${EXECD_OUTPUT_FRAMING_HEADER} must be lines or chunks`);
 }
 
 /** A line longer than this goes out in pieces of this size, so one endless line cannot grow execd. */

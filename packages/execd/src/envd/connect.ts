@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { PaddockError } from "@paddock/common/errors";
 import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
-import { ExecdError, isRecord } from "../http/request.js";
+import { isRecord } from "../http/request.js";
 import type { Route } from "../http/server.js";
 
 /**
@@ -111,7 +112,7 @@ export function connectRoutes(prefix: string, serviceName: string, service: Conn
 /** Any error a handler throws, as the Connect error the client should see. */
 export function toConnectError(error: unknown): ConnectError {
   if (error instanceof ConnectError) return error;
-  if (error instanceof ExecdError) {
+  if (error instanceof PaddockError) {
     const byStatus: Record<number, ConnectCode> = {
       400: "invalid_argument",
       401: "unauthenticated",

@@ -17,21 +17,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { pipeline } from "node:stream/promises";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
+import { sendJson } from "../http/answers.js";
+import { readMultipart } from "../http/multipart.js";
+import { isRecord, parseJson, queryAll, queryOne, readJson, readObject } from "../http/request.js";
+import { SharedCodes } from "../shared-codes.js";
 import { describe, idOfGroup, idOfUser, info, modeBits } from "./file-info.js";
 import { globToRegExp } from "./glob.js";
-import {
-  badRequest,
-  ExecdError,
-  isRecord,
-  parseJson,
-  queryAll,
-  queryOne,
-  readJson,
-  readObject,
-  sendJson,
-} from "../http/request.js";
-import { readMultipart } from "../http/multipart.js";
 
 const maxSearchResults = 10_000;
 const maxReplaceBytes = 64 * 2 ** 20;
@@ -49,10 +42,12 @@ const transferBuffer = 1024 * 1024;
  * to Node's refusal (deletes treat a path they cannot stat as gone).
  */
 export function absolutePath(path: string, field = "query.path"): string {
-  if (path === "") throw badRequest(invalidField(field, "must not be empty"));
-  if (path.includes("\0")) throw badRequest(invalidField(field, "cannot contain a NUL byte"));
+  if (path === "") throw new PaddockError(Errors.invalidRequest, invalidField(field, "must not be empty"));
+  if (path.includes("\0"))
+    throw new PaddockError(Errors.invalidRequest, invalidField(field, "cannot contain a NUL byte"));
   if (!path.startsWith("/"))
-    throw badRequest(
+    throw new PaddockError(
+      Errors.invalidRequest,
       invalidField(field, `must be an absolute path (starting with /), not ${JSON.stringify(path)}`),
     );
   return resolve(path);
@@ -60,7 +55,7 @@ export function absolutePath(path: string, field = "query.path"): string {
 
 function paths(url: URL): string[] {
   const all = queryAll(url, "path");
-  if (all.length === 0) throw badRequest(missingProperty("query", "path"));
+  if (all.length === 0) throw new PaddockError(Errors.invalidRequest, missingProperty("query", "path"));
   return all.map((path) => absolutePath(path));
 }
 
@@ -69,12 +64,15 @@ async function applyPermission(path: string, permission: Record<string, unknown>
   const { owner, group, mode } = permission;
   if (mode !== undefined) {
     if (typeof mode !== "number")
-      throw badRequest(invalidField(fieldPath("body", path, "mode"), "must be a number like 644"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body", path, "mode"), "must be a number like 644"),
+      );
     try {
       await chmod(path, modeBits(mode));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code) throw error;
-      throw badRequest(`${path}: ${(error as Error).message}`);
+      throw new PaddockError(Errors.invalidRequest, `${path}: ${(error as Error).message}`);
     }
   }
   if (owner !== undefined || group !== undefined) {
@@ -82,22 +80,32 @@ async function applyPermission(path: string, permission: Record<string, unknown>
       (owner !== undefined && typeof owner !== "string") ||
       (group !== undefined && typeof group !== "string")
     ) {
-      throw badRequest(invalidField(fieldPath("body", path), "owner and group must be names or numeric ids"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body", path), "owner and group must be names or numeric ids"),
+      );
     }
     const current = await stat(path);
     const uid = owner ? idOfUser(owner) : current.uid;
     const gid = group ? idOfGroup(group) : current.gid;
-    if (uid === undefined) throw badRequest(`${path}: no user ${owner}`);
-    if (gid === undefined) throw badRequest(`${path}: no group ${group}`);
+    if (uid === undefined) throw new PaddockError(Errors.invalidRequest, `${path}: no user ${owner}`);
+    if (gid === undefined) throw new PaddockError(Errors.invalidRequest, `${path}: no group ${group}`);
     await chown(path, uid, gid);
   }
 }
 
 function permissionMap(body: unknown): Array<[string, Record<string, unknown>]> {
-  if (!isRecord(body)) throw badRequest(invalidField("body", "must map paths to {owner, group, mode}"));
+  if (!isRecord(body))
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body", "must map paths to {owner, group, mode}"),
+    );
   return Object.entries(body).map(([path, permission]) => {
     if (!isRecord(permission))
-      throw badRequest(invalidField(fieldPath("body", path), "must be {owner, group, mode}"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body", path), "must be {owner, group, mode}"),
+      );
     return [absolutePath(path, fieldPath("body", path)), permission];
   });
 }
@@ -113,7 +121,7 @@ export async function deleteFiles(url: URL, res: ServerResponse): Promise<void> 
     const stats = await lstat(path).catch(() => undefined);
     if (!stats) continue;
     if (stats.isDirectory())
-      throw new ExecdError(400, "is_a_directory", `${path} is a directory; use DELETE /directories`);
+      throw new PaddockError(ExecdErrors.isADirectory, `${path} is a directory; use DELETE /directories`);
     await unlink(path);
   }
   sendJson(res, 200, {});
@@ -127,7 +135,8 @@ export async function setPermissions(req: IncomingMessage, res: ServerResponse):
 
 export async function move(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readJson(req);
-  if (!Array.isArray(body)) throw badRequest(invalidField("body", "must be an array of {src, dest}"));
+  if (!Array.isArray(body))
+    throw new PaddockError(Errors.invalidRequest, invalidField("body", "must be an array of {src, dest}"));
   for (const [index, item] of body.entries()) {
     if (
       !isRecord(item) ||
@@ -136,7 +145,10 @@ export async function move(req: IncomingMessage, res: ServerResponse): Promise<v
       !item.src ||
       !item.dest
     ) {
-      throw badRequest(invalidField(fieldPath("body", index), "needs string src and dest"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body", index), "needs string src and dest"),
+      );
     }
   }
   const moves = (body as Array<{ src: string; dest: string }>).map((item, index) => ({
@@ -154,9 +166,13 @@ export async function search(url: URL, res: ServerResponse): Promise<void> {
   try {
     matcher = globToRegExp(pattern);
   } catch {
-    throw badRequest(invalidField("query.pattern", `${JSON.stringify(pattern)} is not a valid glob`));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("query.pattern", `${JSON.stringify(pattern)} is not a valid glob`),
+    );
   }
-  if (!(await stat(root)).isDirectory()) throw badRequest(`${root} is not a directory`);
+  if (!(await stat(root)).isDirectory())
+    throw new PaddockError(Errors.invalidRequest, `${root} is not a directory`);
   const found: unknown[] = [];
   const walk = async (dir: string): Promise<void> => {
     const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
@@ -177,7 +193,10 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
   const body = await readObject(req);
   const jobs = Object.entries(body).map(([path, item]) => {
     if (!isRecord(item) || typeof item.old !== "string" || typeof item.new !== "string" || item.old === "") {
-      throw badRequest(invalidField(fieldPath("body", path), "must be {old, new} with a non-empty old"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body", path), "must be {old, new} with a non-empty old"),
+      );
     }
     return { path: absolutePath(path, fieldPath("body", path)), old: item.old, new: item.new };
   });
@@ -185,7 +204,7 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
   for (const job of jobs) {
     const stats = await stat(job.path);
     if (stats.size > maxReplaceBytes)
-      throw new ExecdError(413, "payload_too_large", `${job.path} is larger than 64 MiB`);
+      throw new PaddockError(Errors.payloadTooLarge, `${job.path} is larger than 64 MiB`);
     const text = await readFile(job.path, "utf8");
     const parts = text.split(job.old);
     counts[job.path] = { replacedCount: parts.length - 1 };
@@ -217,13 +236,14 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
           end: async () => {
             const metadata = parseJson(Buffer.concat(chunks), "upload metadata");
             if (!isRecord(metadata) || typeof metadata.path !== "string" || !metadata.path) {
-              throw badRequest(missingProperty("metadata", "path"));
+              throw new PaddockError(Errors.invalidRequest, missingProperty("metadata", "path"));
             }
             pending = { path: absolutePath(metadata.path, "metadata.path"), permission: metadata };
           },
         };
       }
-      if (!pending) throw badRequest("each file part must follow its metadata part");
+      if (!pending)
+        throw new PaddockError(Errors.invalidRequest, "each file part must follow its metadata part");
       const target = pending;
       pending = undefined;
       const partial = `${target.path}.upload-${process.pid}`;
@@ -283,11 +303,12 @@ function attachment(name: string): string {
 export async function download(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const path = absolutePath(queryOne(url, "path", true) as string);
   const stats = await stat(path);
-  if (!stats.isFile()) throw badRequest(`${path} is not a file`);
+  if (!stats.isFile()) throw new PaddockError(Errors.invalidRequest, `${path} is not a file`);
   const offset = queryOne(url, "offset");
   const limit = queryOne(url, "limit");
   const range = req.headers.range;
-  if ((offset || limit) && range) throw badRequest("offset/limit and Range are mutually exclusive");
+  if ((offset || limit) && range)
+    throw new PaddockError(Errors.invalidRequest, "offset/limit and Range are mutually exclusive");
   if (offset || limit)
     return downloadLines(path, Number(offset ?? 1), limit ? Number(limit) : undefined, res);
 
@@ -312,7 +333,7 @@ export async function download(url: URL, req: IncomingMessage, res: ServerRespon
     res.writeHead(416, { "content-type": "application/json", "content-range": `bytes */${stats.size}` });
     res.end(
       JSON.stringify({
-        code: "range_not_satisfiable",
+        code: SharedCodes.rangeNotSatisfiable.code,
         message: `range ${range} is outside 0-${stats.size - 1}`,
       }),
     );
@@ -334,9 +355,9 @@ async function downloadLines(
   res: ServerResponse,
 ): Promise<void> {
   if (!Number.isInteger(offset) || offset < 1)
-    throw badRequest(invalidField("query.offset", "must be integer >= 1"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("query.offset", "must be integer >= 1"));
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-    throw badRequest(invalidField("query.limit", "must be integer >= 1"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("query.limit", "must be integer >= 1"));
   res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
   let line = 0;
   const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
@@ -357,10 +378,11 @@ export async function listDirectory(url: URL, res: ServerResponse): Promise<void
   const depthText = queryOne(url, "depth");
   const depth = depthText === undefined ? 1 : Number(depthText);
   if (!Number.isInteger(depth) || depth < 1)
-    throw badRequest(invalidField("query.depth", "must be integer >= 1"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("query.depth", "must be integer >= 1"));
   const rootStats = await lstat(root);
-  if (rootStats.isSymbolicLink()) throw badRequest(`${root} is a symbolic link; pass the real directory`);
-  if (!rootStats.isDirectory()) throw badRequest(`${root} is not a directory`);
+  if (rootStats.isSymbolicLink())
+    throw new PaddockError(Errors.invalidRequest, `${root} is a symbolic link; pass the real directory`);
+  if (!rootStats.isDirectory()) throw new PaddockError(Errors.invalidRequest, `${root} is not a directory`);
   const entries: unknown[] = [];
   const walk = async (dir: string, level: number): Promise<void> => {
     const children = await readdir(dir, { withFileTypes: true });
@@ -388,9 +410,10 @@ export async function makeDirectories(req: IncomingMessage, res: ServerResponse)
 
 export async function removeDirectories(url: URL, res: ServerResponse): Promise<void> {
   for (const path of paths(url)) {
-    if (path === "/") throw badRequest("refusing to delete /");
+    if (path === "/") throw new PaddockError(Errors.invalidRequest, "refusing to delete /");
     const stats = await lstat(path).catch(() => undefined);
-    if (stats && !stats.isDirectory()) throw badRequest(`${path} is not a directory; use DELETE /files`);
+    if (stats && !stats.isDirectory())
+      throw new PaddockError(Errors.invalidRequest, `${path} is not a directory; use DELETE /files`);
     await rm(path, { recursive: true, force: true });
   }
   sendJson(res, 200, {});

@@ -2,20 +2,9 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { type SseEvent, SseParser } from "@paddock/common/sse";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
-import {
-  badRequest,
-  commandNotFound,
-  decodePathSegment,
-  ExecdError,
-  notFound,
-  optionalInteger,
-  optionalStringMap,
-  queryOne,
-  readObject,
-  sendJson,
-} from "./request.js";
 import { agentJson, agentRequest, readText } from "../isolated/agent.js";
 import { type IsolationSupport, isolationFeatures } from "../isolated/capabilities.js";
 import { commitChanges, diffTar } from "../isolated/changes.js";
@@ -23,6 +12,8 @@ import type { IsolatedSession, IsolatedSessions } from "../isolated/sessions.js"
 import { parseSessionSpec } from "../isolated/spec.js";
 import { shellQuote } from "../sessions/sessions.js";
 import { openSse } from "../streams/backpressure.js";
+import { sendJson } from "./answers.js";
+import { decodePathSegment, optionalInteger, optionalStringMap, queryOne, readObject } from "./request.js";
 
 /** Session routes forwarded as they are to the session's agent (it serves the merged tree). */
 const agentRoutes = new Set([
@@ -56,9 +47,8 @@ export async function handleIsolated(
     return sendJson(res, 200, capabilitiesBody(support));
   }
   if (!support.features.mount_namespace.available) {
-    throw new ExecdError(
-      503,
-      "isolation_unavailable",
+    throw new PaddockError(
+      ExecdErrors.isolationUnavailable,
       `isolated sessions are unavailable in this sandbox: ${support.features.mount_namespace.reason}`,
     );
   }
@@ -72,7 +62,7 @@ export async function handleIsolated(
     return sendJson(res, 200, { sessions: sessions.list().map((session) => summary(sessions, session)) });
   }
   const found = /^session\/([^/]+)(?:\/(.*))?$/.exec(path);
-  if (!found) throw notFound(`no route ${method} ${url.pathname}`);
+  if (!found) throw new PaddockError(Errors.notFound, `no route ${method} ${url.pathname}`);
   const id = decodePathSegment(found[1] as string);
   const rest = found[2] ?? "";
 
@@ -95,7 +85,7 @@ export async function handleIsolated(
     const session = sessions.get(id, { use: true });
     const runId = decodePathSegment(runRoute[1] as string);
     if (!session.backgroundRuns.has(runId))
-      throw commandNotFound(`no background run ${runId} in session ${id}`);
+      throw new PaddockError(ExecdErrors.commandNotFound, `no background run ${runId} in session ${id}`);
     return runRoute[2] ? runLogs(session, runId, url, res) : runStatus(session, runId, res);
   }
   if (rest === "diff") {
@@ -115,12 +105,12 @@ export async function handleIsolated(
     return sendJson(res, 200, await commitChanges(sessions.views(session)));
   }
   if (agentRoutes.has(rest)) return forward(sessions.get(id, { use: true }), rest, req, res, url);
-  throw notFound(`no route ${method} ${url.pathname}`);
+  throw new PaddockError(Errors.notFound, `no route ${method} ${url.pathname}`);
 }
 
 function allow(method: string, expected: string, url: URL): void {
   if (method !== expected)
-    throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
+    throw new PaddockError(Errors.methodNotAllowed, `${method} is not allowed on ${url.pathname}`);
 }
 
 function capabilitiesBody(support: IsolationSupport) {
@@ -172,16 +162,19 @@ async function run(
   res: ServerResponse,
 ): Promise<void> {
   const body = await readObject(req);
-  if (body.code === undefined) throw badRequest(missingProperty("body", "code"));
+  if (body.code === undefined) throw new PaddockError(Errors.invalidRequest, missingProperty("body", "code"));
   if (typeof body.code !== "string" || body.code === "")
-    throw badRequest(invalidField("body.code", "must be a non-empty string"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("body.code", "must be a non-empty string"));
   const envs = optionalStringMap(body, "envs");
   for (const name of Object.keys(envs ?? {}))
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
-      throw badRequest(invalidField(fieldPath("body.envs", name), "is not a variable name"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(fieldPath("body.envs", name), "is not a variable name"),
+      );
   const timeoutSeconds = optionalInteger(body, "timeout_seconds");
   if (body.background !== undefined && typeof body.background !== "boolean")
-    throw badRequest(invalidField("body.background", "must be boolean"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("body.background", "must be boolean"));
   const framing = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
   const headers: Record<string, string | string[]> =
     framing === undefined ? {} : { [EXECD_OUTPUT_FRAMING_HEADER]: framing };
@@ -202,11 +195,13 @@ async function run(
   if (answer.statusCode !== 200) {
     const text = await readText(answer);
     if (answer.statusCode === 409)
-      throw new ExecdError(409, "session_busy", `isolated session ${session.id} is already running code`);
+      throw new PaddockError(
+        ExecdErrors.sessionBusy,
+        `isolated session ${session.id} is already running code`,
+      );
     if (answer.statusCode === 404) session.shell = undefined;
-    throw new ExecdError(
-      502,
-      "agent_failed",
+    throw new PaddockError(
+      ExecdErrors.agentFailed,
       `the session's shell did not run the code: ${text.slice(0, 500)}`,
     );
   }
@@ -292,9 +287,8 @@ async function runInBackground(
     .concat(parser.end())
     .find((event) => event.type === "init");
   if (answer.statusCode !== 200 || typeof init?.text !== "string")
-    throw new ExecdError(
-      502,
-      "agent_failed",
+    throw new PaddockError(
+      ExecdErrors.agentFailed,
       `the session's agent did not start the run: ${text.slice(0, 500)}`,
     );
   session.backgroundRuns.add(init.text);
@@ -307,7 +301,11 @@ async function runStatus(session: IsolatedSession, runId: string, res: ServerRes
     "GET",
     `/command/status/${encodeURIComponent(runId)}`,
   );
-  if (status !== 200) throw commandNotFound(`no background run ${runId} in session ${session.id}`);
+  if (status !== 200)
+    throw new PaddockError(
+      ExecdErrors.commandNotFound,
+      `no background run ${runId} in session ${session.id}`,
+    );
   const command = body as Record<string, unknown>;
   sendJson(res, 200, {
     session_id: session.id,
@@ -328,10 +326,17 @@ async function runLogs(
 ): Promise<void> {
   const cursor = queryOne(url, "cursor");
   if (cursor !== undefined && !/^\d+$/.test(cursor))
-    throw badRequest(invalidField("query.cursor", "must be a non-negative integer"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("query.cursor", "must be a non-negative integer"),
+    );
   const answer = await agentRequest(session.agent, "GET", `/command/${encodeURIComponent(runId)}/logs`);
   const log = Buffer.from(await readText(answer));
-  if (answer.statusCode !== 200) throw commandNotFound(`no background run ${runId} in session ${session.id}`);
+  if (answer.statusCode !== 200)
+    throw new PaddockError(
+      ExecdErrors.commandNotFound,
+      `no background run ${runId} in session ${session.id}`,
+    );
   // The wire cursor is a byte offset into the run's combined output.
   const from = Math.min(Number(cursor ?? 0), log.length);
   const page = log.subarray(from, from + maxLogPage);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import { badRequest } from "./request.js";
+import { Errors, PaddockError } from "@paddock/common/errors";
 
 export interface Part {
   name: string;
@@ -20,7 +20,7 @@ export async function readMultipart(
   const type = req.headers["content-type"] ?? "";
   const match = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(type);
   if (!type.startsWith("multipart/form-data") || !match)
-    throw badRequest("expected multipart/form-data with a boundary");
+    throw new PaddockError(Errors.invalidRequest, "expected multipart/form-data with a boundary");
   const boundary = Buffer.from(`\r\n--${match[1] ?? match[2]}`);
   // Prepend CRLF so the first boundary looks like every other one.
   let buffer: Buffer = Buffer.from("\r\n");
@@ -44,7 +44,8 @@ export async function readMultipart(
         }
         const end = buffer.indexOf("\r\n\r\n");
         if (end < 0) {
-          if (buffer.length > 16 * 1024) throw badRequest("multipart part headers are too large");
+          if (buffer.length > 16 * 1024)
+            throw new PaddockError(Errors.invalidRequest, "multipart part headers are too large");
           return;
         }
         const headers: Record<string, string> = {};
@@ -85,5 +86,6 @@ export async function readMultipart(
     await process(false);
   }
   await process(true);
-  if ((state as string) !== "done") throw badRequest("the multipart body ended before its closing boundary");
+  if ((state as string) !== "done")
+    throw new PaddockError(Errors.invalidRequest, "the multipart body ended before its closing boundary");
 }

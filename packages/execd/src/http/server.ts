@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { EXECD_ENV_PATH } from "@paddock/common/contracts";
 import { clientErrorAnswer } from "@paddock/common/error-shapes";
+import { Errors, PaddockError } from "@paddock/common/errors";
 import { safeEqual } from "@paddock/common/ids";
 import { fieldPath, invalidField } from "@paddock/common/validation-messages";
 import { CodeContexts } from "../code/contexts.js";
@@ -8,21 +9,13 @@ import { Commands } from "../commands/commands.js";
 import { Envd } from "../envd/index.js";
 import type { Environment } from "../environment.js";
 import * as files from "../files/files.js";
-import {
-  badRequest,
-  decodePathSegment,
-  ExecdError,
-  echoRequestId,
-  notFound,
-  readObject,
-  sendError,
-  sendJson,
-} from "./request.js";
-import { handleIsolated } from "./isolated-routes.js";
 import { IsolatedSessions } from "../isolated/sessions.js";
 import { Metrics } from "../metrics/metrics.js";
 import { Sessions } from "../sessions/sessions.js";
 import { Terminals } from "../terminals/terminals.js";
+import { echoRequestId, sendError, sendJson } from "./answers.js";
+import { handleIsolated } from "./isolated-routes.js";
+import { decodePathSegment, readObject } from "./request.js";
 
 type Handler = (
   req: IncomingMessage,
@@ -63,7 +56,8 @@ export function createExecd(options: {
     route("POST", EXECD_ENV_PATH, async (req, res) => {
       const body = await readObject(req);
       if (!Object.values(body).every((value) => typeof value === "string"))
-        throw badRequest(
+        throw new PaddockError(
+          Errors.invalidRequest,
           invalidField(
             fieldPath("body", Object.keys(body).find((key) => typeof body[key] !== "string") ?? ""),
             "must be string",
@@ -114,7 +108,7 @@ export function createExecd(options: {
     try {
       const token = req.headers["x-execd-access-token"];
       if (!options.token || typeof token !== "string" || !safeEqual(token, options.token)) {
-        throw new ExecdError(401, "unauthorized", "missing or wrong X-EXECD-ACCESS-TOKEN");
+        throw new PaddockError(Errors.unauthorized, "missing or wrong X-EXECD-ACCESS-TOKEN");
       }
       const url = new URL(req.url ?? "/", "http://execd");
       if (url.pathname.startsWith("/v1/isolated/")) {
@@ -122,7 +116,7 @@ export function createExecd(options: {
         return await handleIsolated(isolated, req, res, url);
       }
       const matched = match(routes, req.method ?? "GET", url.pathname);
-      if (!matched) throw notFound(`no route ${req.method} ${url.pathname}`);
+      if (!matched) throw new PaddockError(Errors.notFound, `no route ${req.method} ${url.pathname}`);
       await matched.route.handler(req, res, url, matched.params);
     } catch (error) {
       // Refused before its body was read (an upload whose first part is wrong, say): the rest is
@@ -179,7 +173,7 @@ function match(
     if (candidate.method === method)
       return { route: candidate, params: found.slice(1).map(decodePathSegment) };
   }
-  if (pathMatched) throw new ExecdError(405, "method_not_allowed", `${method} is not allowed on ${path}`);
+  if (pathMatched) throw new PaddockError(Errors.methodNotAllowed, `${method} is not allowed on ${path}`);
   return undefined;
 }
 
@@ -199,5 +193,5 @@ function isolatedUnavailable(path: string, res: import("node:http").ServerRespon
     });
     return;
   }
-  throw new ExecdError(501, "not_implemented", reason);
+  throw new PaddockError(Errors.notImplemented, reason);
 }

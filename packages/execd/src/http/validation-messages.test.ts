@@ -1,7 +1,7 @@
 import type { AddressInfo } from "node:net";
+import { PaddockError } from "@paddock/common/errors";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { ExecdError } from "./request.js";
 import { parseSessionSpec } from "../isolated/spec.js";
 import { createExecd, type Execd } from "./server.js";
 
@@ -101,7 +101,7 @@ describe("execd's refusals name the part, the JSON path and the property", () =>
         return error;
       }
     })();
-    expect(refusal).toBeInstanceOf(ExecdError);
-    expect((refusal as ExecdError).message).toBe(message);
+    expect(refusal).toBeInstanceOf(PaddockError);
+    expect((refusal as PaddockError).message).toBe(message);
   });
 });

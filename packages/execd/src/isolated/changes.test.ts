@@ -15,13 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import {
-  type Change,
-  commitChanges,
-  diffTar,
-  type OverlayViews,
-  overlayChanges,
-} from "./changes.js";
+import { type Change, commitChanges, diffTar, type OverlayViews, overlayChanges } from "./changes.js";
 
 /**
  * Three plain directories laid out as overlayfs would show them (no mount needed): the lower

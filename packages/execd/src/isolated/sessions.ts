@@ -3,8 +3,8 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readdir, realpath, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { EXECD_TOKEN_ENV, execdEntrypoint, stashNodeVariables } from "@paddock/common/contracts";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import type { Environment } from "../environment.js";
-import { ExecdError, sessionNotFound } from "../http/request.js";
 import {
   type AgentAddress,
   agentJson,
@@ -126,26 +126,26 @@ export class IsolatedSessions {
     const { features, overlayOptions } = await this.capabilities();
     const needed: IsolationFeature = spec.workspace.mode === "overlay" ? "overlay" : "mount_namespace";
     if (!features[needed].available) {
-      throw new ExecdError(
-        503,
-        "isolation_unavailable",
+      throw new PaddockError(
+        ExecdErrors.isolationUnavailable,
         `isolated sessions are unavailable in this sandbox: ${features[needed].reason}`,
       );
     }
     if (!spec.share_net && !features.network_namespace.available) {
-      throw new ExecdError(
-        501,
-        "not_supported",
+      throw new PaddockError(
+        ExecdErrors.notSupported,
         `share_net: false is not supported here: ${features.network_namespace.reason}`,
       );
     }
     if (spec.binds.length > 0 && !features.binds.available)
-      throw new ExecdError(501, "not_supported", `binds are not supported here: ${features.binds.reason}`);
+      throw new PaddockError(
+        ExecdErrors.notSupported,
+        `binds are not supported here: ${features.binds.reason}`,
+      );
     const workspace = await stat(spec.workspace.path).catch(() => undefined);
     if (!workspace?.isDirectory())
-      throw new ExecdError(
-        400,
-        "invalid_request",
+      throw new PaddockError(
+        Errors.invalidRequest,
         `workspace.path ${spec.workspace.path} is not a directory`,
       );
 
@@ -242,9 +242,8 @@ export class IsolatedSessions {
     if (status === 501) return undefined;
     const opened = (body as { session_id?: unknown }).session_id;
     if (status !== 200 || typeof opened !== "string")
-      throw new ExecdError(
-        502,
-        "agent_failed",
+      throw new PaddockError(
+        ExecdErrors.agentFailed,
         `the session's agent did not open a shell: ${JSON.stringify(body)}`,
       );
     session.shell = opened;
@@ -262,10 +261,13 @@ export class IsolatedSessions {
    */
   get(id: string, options: { use?: boolean } = {}): IsolatedSession {
     const session = this.sessions.get(id);
-    if (!session) throw sessionNotFound(`no isolated session ${id}`);
+    if (!session) throw new PaddockError(ExecdErrors.sessionNotFound, `no isolated session ${id}`);
     if (options.use) {
       if (session.status !== "active")
-        throw new ExecdError(409, "session_dead", `isolated session ${id} has no processes left; delete it`);
+        throw new PaddockError(
+          ExecdErrors.sessionDead,
+          `isolated session ${id} has no processes left; delete it`,
+        );
       this.touch(session);
     }
     return session;
@@ -273,7 +275,7 @@ export class IsolatedSessions {
 
   async remove(id: string): Promise<void> {
     const session = this.sessions.get(id);
-    if (!session) throw sessionNotFound(`no isolated session ${id}`);
+    if (!session) throw new PaddockError(ExecdErrors.sessionNotFound, `no isolated session ${id}`);
     this.sessions.delete(id);
     await this.destroy(session);
   }
@@ -281,9 +283,8 @@ export class IsolatedSessions {
   /** The paths through which execd reads an overlay session's upper, lower and merged trees. */
   views(session: IsolatedSession): OverlayViews {
     if (session.spec.workspace.mode !== "overlay") {
-      throw new ExecdError(
-        400,
-        "not_an_overlay",
+      throw new PaddockError(
+        ExecdErrors.notAnOverlay,
         `isolated session ${session.id} has a ${session.spec.workspace.mode} workspace: only overlay sessions have changes`,
       );
     }
@@ -413,12 +414,11 @@ async function sessionProcesses(dir: string, mark: { dev: number; ino: number })
 async function checkBindSource(source: string): Promise<string> {
   const real = await realpath(source).catch(() => undefined);
   if (real === undefined)
-    throw new ExecdError(400, "invalid_request", `bind source ${source} does not exist`);
+    throw new PaddockError(Errors.invalidRequest, `bind source ${source} does not exist`);
   if (!bindableRoots.some((root) => real === root || real.startsWith(`${root}/`))) {
     const resolved = real === source ? "" : ` (${real})`;
-    throw new ExecdError(
-      400,
-      "bind_not_allowed",
+    throw new PaddockError(
+      ExecdErrors.bindNotAllowed,
       `bind source ${source}${resolved} is not allowed: sessions may bind only ${bindableRoots.join(", ")} and paths under them`,
     );
   }
@@ -446,9 +446,8 @@ async function waitForAgent(session: IsolatedSession, stderr: () => string): Pro
   const deadline = Date.now() + startTimeoutMs;
   while (Date.now() < deadline) {
     if (session.status !== "active") {
-      throw new ExecdError(
-        503,
-        "isolation_unavailable",
+      throw new PaddockError(
+        ExecdErrors.isolationUnavailable,
         `the isolated session could not be set up: ${stderr().trim() || "its init exited"}`,
       );
     }
@@ -456,5 +455,8 @@ async function waitForAgent(session: IsolatedSession, stderr: () => string): Pro
     if (answer?.status === 200) return;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new ExecdError(503, "isolation_unavailable", "the isolated session's agent did not start in time");
+  throw new PaddockError(
+    ExecdErrors.isolationUnavailable,
+    "the isolated session's agent did not start in time",
+  );
 }

@@ -1,12 +1,12 @@
+import { PaddockError } from "@paddock/common/errors";
 import { describe, expect, test } from "vitest";
-import { ExecdError } from "../http/request.js";
 import { parseSessionSpec } from "./spec.js";
 
 const failure = (body: Record<string, unknown>) => {
   try {
     parseSessionSpec(body);
   } catch (error) {
-    if (error instanceof ExecdError) return `${error.status} ${error.code}`;
+    if (error instanceof PaddockError) return `${error.status} ${error.code}`;
     throw error;
   }
   return "accepted";

@@ -1,5 +1,6 @@
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty, notOneOf } from "@paddock/common/validation-messages";
-import { badRequest, ExecdError, isRecord } from "../http/request.js";
+import { isRecord } from "../http/request.js";
 
 /** A create request as accepted (wire names as the spec spells them); echoed by the state route. */
 export interface SessionSpec {
@@ -24,7 +25,7 @@ export interface Bind {
 /** Paths a session may neither overlay nor bind: the runtime's own and execd's. */
 const systemPaths = ["/proc", "/sys", "/dev", "/opt/paddock", "/run/paddock-isolated"];
 
-const notSupported = (message: string) => new ExecdError(501, "not_supported", message);
+const notSupported = (message: string) => new PaddockError(ExecdErrors.notSupported, message);
 
 /**
  * Checks a CreateIsolatedSessionRequest. Shapes that are wrong answer 400; options this execd
@@ -32,38 +33,54 @@ const notSupported = (message: string) => new ExecdError(501, "not_supported", m
  */
 export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const workspace = body.workspace;
-  if (workspace === undefined) throw badRequest(missingProperty("body", "workspace"));
+  if (workspace === undefined)
+    throw new PaddockError(Errors.invalidRequest, missingProperty("body", "workspace"));
   if (!isRecord(workspace))
-    throw badRequest(invalidField("body.workspace", "must be an object {path, mode}"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body.workspace", "must be an object {path, mode}"),
+    );
   const normalized = sessionPath(workspace.path, "body.workspace.path");
   const mode = workspace.mode ?? "overlay";
   if (mode !== "overlay" && mode !== "ro" && mode !== "rw")
-    throw badRequest(notOneOf("body.workspace.mode", ["overlay", "ro", "rw"], mode));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      notOneOf("body.workspace.mode", ["overlay", "ro", "rw"], mode),
+    );
 
   const profile = body.profile;
   if (profile !== undefined && profile !== "strict" && profile !== "balanced")
-    throw badRequest(notOneOf("body.profile", ["strict", "balanced"], profile));
+    throw new PaddockError(Errors.invalidRequest, notOneOf("body.profile", ["strict", "balanced"], profile));
   const binds = [...parseBinds(body.binds), ...parseExtraWritable(body.extra_writable)];
   if (body.share_net !== undefined && typeof body.share_net !== "boolean")
-    throw badRequest(invalidField("body.share_net", "must be boolean"));
+    throw new PaddockError(Errors.invalidRequest, invalidField("body.share_net", "must be boolean"));
   const uid = optionalId(body, "uid");
   const gid = optionalId(body, "gid");
   if ((uid ?? 0) !== 0 || (gid ?? 0) !== 0)
     throw notSupported("only uid 0 and gid 0 are supported: the session's user namespace maps root alone");
   const uidMode = body.uid_mode ?? "userns";
   if (uidMode !== "setpriv" && uidMode !== "userns")
-    throw badRequest(notOneOf("body.uid_mode", ["setpriv", "userns"], uidMode));
+    throw new PaddockError(Errors.invalidRequest, notOneOf("body.uid_mode", ["setpriv", "userns"], uidMode));
 
   const passthrough = body.env_passthrough;
   let envPassthrough: SessionSpec["env_passthrough"];
   if (passthrough !== undefined) {
     if (!isRecord(passthrough))
-      throw badRequest(invalidField("body.env_passthrough", "must be an object {mode, keys}"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField("body.env_passthrough", "must be an object {mode, keys}"),
+      );
     if (passthrough.mode !== undefined && passthrough.mode !== "allow" && passthrough.mode !== "deny")
-      throw badRequest(notOneOf("body.env_passthrough.mode", ["allow", "deny"], passthrough.mode));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        notOneOf("body.env_passthrough.mode", ["allow", "deny"], passthrough.mode),
+      );
     const keys = passthrough.keys;
     if (keys !== undefined && (!Array.isArray(keys) || !keys.every((key) => typeof key === "string")))
-      throw badRequest(invalidField("body.env_passthrough.keys", "must be an array of strings"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField("body.env_passthrough.keys", "must be an array of strings"),
+      );
     envPassthrough = {
       ...(passthrough.mode ? { mode: passthrough.mode } : {}),
       ...(keys ? { keys: keys as string[] } : {}),
@@ -71,7 +88,10 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   }
   const idle = body.idle_timeout_seconds;
   if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1))
-    throw badRequest(invalidField("body.idle_timeout_seconds", "must be integer >= 1"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body.idle_timeout_seconds", "must be integer >= 1"),
+    );
 
   return {
     ...(profile ? { profile } : {}),
@@ -89,26 +109,38 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
 /** An absolute path a session may mount: no `..`, not `/` nor a system path, without `,` `:` `\\`. */
 function sessionPath(path: unknown, field: string): string {
   if (typeof path !== "string" || !path.startsWith("/"))
-    throw badRequest(invalidField(field, "must be an absolute path"));
+    throw new PaddockError(Errors.invalidRequest, invalidField(field, "must be an absolute path"));
   const normalized = path.length > 1 ? path.replace(/\/+$/, "") : path;
   if (normalized === "/" || /[,:\\\n]/.test(normalized) || normalized.split("/").includes(".."))
-    throw badRequest(invalidField(field, "must be a path other than / without , : \\ or .."));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField(field, "must be a path other than / without , : \\ or .."),
+    );
   if (systemPaths.some((system) => within(normalized, system)))
-    throw badRequest(invalidField(field, `${normalized} is a system path`));
+    throw new PaddockError(Errors.invalidRequest, invalidField(field, `${normalized} is a system path`));
   return normalized;
 }
 
 function parseBinds(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value))
-    throw badRequest(invalidField("body.binds", "must be an array of {source, dest, readonly}"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body.binds", "must be an array of {source, dest, readonly}"),
+    );
   return value.map((entry, index) => {
     if (!isRecord(entry))
-      throw badRequest(invalidField(`body.binds[${index}]`, "must be an object {source, dest, readonly}"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(`body.binds[${index}]`, "must be an object {source, dest, readonly}"),
+      );
     const source = sessionPath(entry.source, `body.binds[${index}].source`);
     const dest = entry.dest === undefined ? source : sessionPath(entry.dest, `body.binds[${index}].dest`);
     if (entry.readonly !== undefined && typeof entry.readonly !== "boolean")
-      throw badRequest(invalidField(`body.binds[${index}].readonly`, "must be boolean"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(`body.binds[${index}].readonly`, "must be boolean"),
+      );
     return { source, dest, readonly: entry.readonly === true };
   });
 }
@@ -117,7 +149,10 @@ function parseBinds(value: unknown): Bind[] {
 function parseExtraWritable(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value))
-    throw badRequest(invalidField("body.extra_writable", "must be an array of paths"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField("body.extra_writable", "must be an array of paths"),
+    );
   return value.map((entry, index) => {
     const path = sessionPath(entry, `body.extra_writable[${index}]`);
     return { source: path, dest: path, readonly: false };
@@ -128,7 +163,10 @@ function optionalId(body: Record<string, unknown>, key: string): number | undefi
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffffffff)
-    throw badRequest(invalidField(fieldPath("body", key), "must be an unsigned 32-bit integer"));
+    throw new PaddockError(
+      Errors.invalidRequest,
+      invalidField(fieldPath("body", key), "must be an unsigned 32-bit integer"),
+    );
   return value;
 }
 

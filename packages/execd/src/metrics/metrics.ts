@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
 import { cpus, totalmem } from "node:os";
-import { sendJson } from "../http/request.js";
+import { sendJson } from "../http/answers.js";
 import { openSse } from "../streams/backpressure.js";
 
 function read(path: string): string | undefined {

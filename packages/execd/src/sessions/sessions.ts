@@ -5,22 +5,15 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import type { SseEvent } from "@paddock/common/sse";
 import { missingProperty } from "@paddock/common/validation-messages";
 import { killGroup } from "../commands/commands.js";
-import type { Environment } from "../environment.js";
-import {
-  badRequest,
-  ExecdError,
-  optionalInteger,
-  optionalString,
-  readJson,
-  readObject,
-  sendJson,
-  sessionNotFound,
-} from "../http/request.js";
 import { MarkerSplitter } from "../commands/marker-splitter.js";
 import { type OutputFraming, outputWriter, requestedFraming } from "../commands/output-framing.js";
+import type { Environment } from "../environment.js";
+import { sendJson } from "../http/answers.js";
+import { optionalInteger, optionalString, readJson, readObject } from "../http/request.js";
 import { backpressure, drained, openSse } from "../streams/backpressure.js";
 
 interface Session {
@@ -57,9 +50,9 @@ export class Sessions {
 
   /** Starts a bash session and returns its id. */
   async open(cwd: string | undefined): Promise<string> {
-    if (cwd && !existsSync(cwd)) throw badRequest(`cwd ${cwd} does not exist`);
+    if (cwd && !existsSync(cwd)) throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} does not exist`);
     if (!existsSync("/bin/bash"))
-      throw new ExecdError(501, "bash_unavailable", "this image has no /bin/bash");
+      throw new PaddockError(ExecdErrors.bashUnavailable, "this image has no /bin/bash");
     const [file = "/bin/bash", ...args] = [...this.shellPrefix, "/bin/bash", "--noprofile", "--norc"];
     const bash = spawn(file, args, {
       cwd: cwd ?? process.env.HOME ?? "/",
@@ -70,7 +63,10 @@ export class Sessions {
     try {
       await once(bash, "spawn");
     } catch (error) {
-      throw new ExecdError(503, "cannot_start_process", `cannot start bash: ${(error as Error).message}`);
+      throw new PaddockError(
+        ExecdErrors.cannotStartProcess,
+        `cannot start bash: ${(error as Error).message}`,
+      );
     }
     const session: Session = {
       id: randomUUID(),
@@ -90,7 +86,8 @@ export class Sessions {
     const framing = requestedFraming(req);
     const body = await readObject(req);
     const command = optionalString(body, "command") ?? optionalString(body, "code");
-    if (command === undefined) throw badRequest(missingProperty("body", "command"));
+    if (command === undefined)
+      throw new PaddockError(Errors.invalidRequest, missingProperty("body", "command"));
     this.execute(
       session,
       command,
@@ -122,7 +119,8 @@ export class Sessions {
     timeout?: number,
   ): void {
     const id = session.id;
-    if (session.busy) throw new ExecdError(409, "session_busy", `session ${id} is already running a command`);
+    if (session.busy)
+      throw new PaddockError(ExecdErrors.sessionBusy, `session ${id} is already running a command`);
     session.busy = true;
     session.runs++;
     const file = join(session.dir, `run-${session.runs}.sh`);
@@ -229,7 +227,7 @@ export class Sessions {
 
   private find(id: string): Session {
     const session = this.sessions.get(id);
-    if (!session) throw sessionNotFound(`no session ${id}`);
+    if (!session) throw new PaddockError(ExecdErrors.sessionNotFound, `no session ${id}`);
     return session;
   }
 }

@@ -4,18 +4,12 @@ import { existsSync, statSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Writable } from "node:stream";
 import { EXECD_MOUNT } from "@paddock/common/contracts";
+import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { shell, signalNumber } from "../commands/commands.js";
 import type { Environment } from "../environment.js";
-import {
-  badRequest,
-  ExecdError,
-  optionalInteger,
-  optionalString,
-  optionalStringMap,
-  readObject,
-  sendJson,
-} from "../http/request.js";
+import { sendJson } from "../http/answers.js";
+import { optionalInteger, optionalString, optionalStringMap, readObject } from "../http/request.js";
 import { drained, openSse } from "../streams/backpressure.js";
 
 /** The static helper that opens the pseudo-terminal (native/paddock-pty.c). */
@@ -28,7 +22,7 @@ interface Terminal {
   resize(rows: number, cols: number): void;
 }
 
-const terminalNotFound = (id: string) => new ExecdError(404, "terminal_not_found", `no terminal ${id}`);
+const terminalNotFound = (id: string) => new PaddockError(ExecdErrors.terminalNotFound, `no terminal ${id}`);
 
 /**
  * `/pty`: interactive programs on a pseudo-terminal (a Paddock extension). `POST /pty` starts
@@ -48,12 +42,17 @@ export class Terminals {
     const rows = optionalInteger(body, "rows", 1) ?? 24;
     const cols = optionalInteger(body, "cols", 1) ?? 80;
     if (rows > 10_000 || cols > 10_000)
-      throw badRequest(invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"),
+      );
     const uid = optionalInteger(body, "uid");
     const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined) throw badRequest(invalidField("body.gid", "needs uid too"));
+    if (gid !== undefined && uid === undefined)
+      throw new PaddockError(Errors.invalidRequest, invalidField("body.gid", "needs uid too"));
     const envs = optionalStringMap(body, "envs");
-    if (!existsSync(cwd) || !statSync(cwd).isDirectory()) throw badRequest(`cwd ${cwd} is not a directory`);
+    if (!existsSync(cwd) || !statSync(cwd).isDirectory())
+      throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} is not a directory`);
 
     // A login shell by default, so the image's profile sets the prompt and PATH as a user expects.
     const program = command ? [shell, "-c", command] : [shell, "-l"];
@@ -105,7 +104,7 @@ export class Terminals {
     for await (const chunk of req as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > inputLimit)
-        throw new ExecdError(413, "payload_too_large", "input is limited to 1 MiB per request");
+        throw new PaddockError(Errors.payloadTooLarge, "input is limited to 1 MiB per request");
       const stdin = terminal.helper.stdin;
       // A program that does not read its terminal holds the input back here, not in memory.
       if (stdin && !stdin.write(chunk)) await drained(stdin);
@@ -119,9 +118,15 @@ export class Terminals {
     const rows = optionalInteger(body, "rows", 1);
     const cols = optionalInteger(body, "cols", 1);
     if (rows === undefined || cols === undefined)
-      throw badRequest(missingProperty("body", rows === undefined ? "rows" : "cols"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        missingProperty("body", rows === undefined ? "rows" : "cols"),
+      );
     if (rows > 10_000 || cols > 10_000)
-      throw badRequest(invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"));
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"),
+      );
     terminal.resize(rows, cols);
     sendJson(res, 200, {});
   }
