@@ -2,7 +2,7 @@
  * A kernel's iopub messages as cell events, shaped as the built-in drivers' so callers cannot
  * tell which one ran their cell (except for richer results).
  */
-import type { CellEvent } from "./contexts.js";
+import type { CellEvent } from "./cells.js";
 import type { JupyterMessage } from "./jupyter-wire.js";
 
 /** IPython colours its tracebacks; the events carry plain text. */

@@ -1,21 +1,43 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
-import { invalidField, missingProperty } from "@paddock/common/validation-messages";
 import type { Environment } from "../environment.js";
-import { sendJson } from "../http/answers.js";
-import { optionalInteger, optionalString, optionalStringMap, queryOne, readObject } from "../http/request.js";
-import { backpressure, drained, openSse } from "../streams/backpressure.js";
+import { backpressure } from "../streams/backpressure.js";
+import type { EventStream } from "../streams/event-sink.js";
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
-import { outputWriter, requestedFraming } from "./output-framing.js";
+import { type OutputFraming, outputWriter } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
+import { killGroup, shell, signalNumber } from "./process-group.js";
 import { WarmShell } from "./warm-shell.js";
 
-export const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+/** A command to run, as `POST /command` asks for it (checked by the HTTP layer). */
+export interface CommandRequest {
+  command: string;
+  cwd?: string;
+  /** Milliseconds before the command is killed. */
+  timeout?: number;
+  uid?: number;
+  gid?: number;
+  envs?: Record<string, string>;
+  /** Answered with its id at once; its output only kept for `logs`. */
+  background: boolean;
+  framing: OutputFraming;
+}
 
-interface Command {
+/** `GET /command/status/{id}`. */
+export interface CommandStatus {
+  id: string;
+  content: string;
+  running: boolean;
+  exit_code: number | null;
+  error?: string;
+  started_at: string;
+  finished_at: string | null;
+}
+
+/** A command execd has run, running or finished. */
+export interface Command {
   id: string;
   content: string;
   child: ChildProcess;
@@ -40,24 +62,12 @@ export class Commands {
     this.warm = new WarmShell(shell, env);
   }
 
-  async run(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const framing = requestedFraming(req);
-    const body = await readObject(req);
-    const content = optionalString(body, "command");
-    if (content === undefined)
-      throw new PaddockError(Errors.invalidRequest, missingProperty("body", "command"));
-    if (content === "")
-      throw new PaddockError(Errors.invalidRequest, invalidField("body.command", "must not be empty"));
-    const cwd = optionalString(body, "cwd");
-    const timeout = optionalInteger(body, "timeout", 1);
-    const uid = optionalInteger(body, "uid");
-    const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined)
-      throw new PaddockError(Errors.invalidRequest, invalidField("body.gid", "needs uid too"));
-    const envs = optionalStringMap(body, "envs");
-    const background = body.background === true;
-    if (body.background !== undefined && typeof body.background !== "boolean")
-      throw new PaddockError(Errors.invalidRequest, invalidField("body.background", "must be boolean"));
+  /**
+   * Starts a command and streams it: `init` with its id, its output, then `execution_complete`
+   * or `error`. A foreground command ends with its client; a background one outlives the stream.
+   */
+  run(request: CommandRequest, stream: EventStream): void {
+    const { command: content, cwd, timeout, uid, gid, envs, background, framing } = request;
     if (cwd && !existsSync(cwd)) throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} does not exist`);
 
     const directory = cwd ?? process.env.HOME ?? "/";
@@ -90,7 +100,7 @@ export class Commands {
     };
     this.remember(command);
     const started = Date.now();
-    const sse = openSse(res);
+    const sse = stream.open();
     sse.send({ type: "init", text: command.id });
 
     let timer: NodeJS.Timeout | undefined;
@@ -106,7 +116,7 @@ export class Commands {
       stderr: outputWriter(framing, "command", (text) => sse.send({ type: "stderr", text })),
     };
     const flow = backpressure(
-      () => drained(res),
+      () => sse.drained(),
       () => [child.stdout, child.stderr],
     );
     const forward = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
@@ -123,7 +133,7 @@ export class Commands {
       sse.end();
     } else {
       // A foreground client that goes away takes its command with it.
-      res.on("close", () => {
+      stream.closed.addEventListener("abort", () => {
         if (command.running) killGroup(child, "SIGKILL");
       });
     }
@@ -181,8 +191,8 @@ export class Commands {
     );
   }
 
-  interrupt(url: URL, res: ServerResponse): void {
-    const id = queryOne(url, "id", true) as string;
+  /** Interrupts a running command (SIGTERM, then SIGKILL); reports whether it was running. */
+  interrupt(id: string): { id: string; interrupted: boolean } {
     const command = this.find(id);
     if (command.running) {
       command.error = "interrupted";
@@ -191,12 +201,12 @@ export class Commands {
         if (command.running) killGroup(command.child, "SIGKILL");
       }, 2000).unref();
     }
-    sendJson(res, 200, { id, interrupted: command.running });
+    return { id, interrupted: command.running };
   }
 
-  status(id: string, res: ServerResponse): void {
+  status(id: string): CommandStatus {
     const command = this.find(id);
-    sendJson(res, 200, {
+    return {
       id: command.id,
       content: command.content,
       running: command.running,
@@ -204,25 +214,13 @@ export class Commands {
       ...(command.error ? { error: command.error } : {}),
       started_at: command.startedAt,
       finished_at: command.finishedAt,
-    });
+    };
   }
 
-  logs(id: string, url: URL, res: ServerResponse): void {
-    const command = this.find(id);
-    const raw = queryOne(url, "cursor");
-    const cursor = raw === undefined ? undefined : Number(raw);
-    if (cursor !== undefined && (!Number.isInteger(cursor) || cursor < 0))
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField("query.cursor", "must be a non-negative integer"),
-      );
+  /** The command's output from `cursor` on (all of it without one), and the cursor to read on from. */
+  logs(command: Command, cursor: number | undefined): { text: string; next: number; running: boolean } {
     const { text, next } = command.log.read(cursor);
-    res.writeHead(200, {
-      "content-type": "text/plain; charset=utf-8",
-      "EXECD-COMMANDS-TAIL-CURSOR": String(next),
-      "EXECD-COMMANDS-RUNNING": String(command.running),
-    });
-    res.end(text);
+    return { text, next, running: command.running };
   }
 
   /** Kills every command still running (execd shutting down). */
@@ -231,7 +229,8 @@ export class Commands {
     for (const command of this.commands.values()) if (command.running) killGroup(command.child, "SIGKILL");
   }
 
-  private find(id: string): Command {
+  /** A command by id, or 404. */
+  find(id: string): Command {
     const command = this.commands.get(id);
     if (!command) throw new PaddockError(ExecdErrors.commandNotFound, `no command ${id}`);
     return command;
@@ -247,44 +246,4 @@ export class Commands {
       }
     }
   }
-}
-
-export function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  const group = child.pid;
-  if (group === undefined) return;
-  try {
-    process.kill(-group, signal);
-  } catch {
-    try {
-      child.kill(signal);
-    } catch {
-      // Already gone.
-    }
-    return;
-  }
-  // gVisor does not hold back a fork in flight when its group is killed, so a child forked at
-  // that moment (a warm shell starting its command, say) can outlive the signal. Signal the group
-  // again shortly after: its id stays reserved while any member lives, so nothing else is hit.
-  if (signal === "SIGKILL") {
-    for (const delay of [50, 500]) {
-      setTimeout(() => {
-        try {
-          process.kill(-group, signal);
-        } catch {
-          // The group is empty.
-        }
-      }, delay).unref();
-    }
-  }
-}
-
-export function signalNumber(signal: NodeJS.Signals): number {
-  const numbers: Partial<Record<NodeJS.Signals, number>> = {
-    SIGHUP: 1,
-    SIGINT: 2,
-    SIGKILL: 9,
-    SIGTERM: 15,
-    SIGPIPE: 13,
-  };
-  return numbers[signal] ?? 0;
 }

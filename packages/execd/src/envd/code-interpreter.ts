@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Errors, PaddockError } from "@paddock/common/errors";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code/contexts.js";
+import { type CellSink, checkEnv, codeLanguage } from "../code/cells.js";
+import type { CodeContexts } from "../code/contexts.js";
 import { sendJson } from "../http/answers.js";
 import { optionalString, optionalStringMap, readObject } from "../http/request.js";
-import { type Route, route } from "../http/server.js";
+import { type Route, route } from "../http/router.js";
 import { drained } from "../streams/backpressure.js";
 import { outputMessage } from "./code-interpreter-output.js";
 import { RICH_OUTPUT_SETUP } from "./code-interpreter-python.js";

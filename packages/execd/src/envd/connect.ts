@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { PaddockError } from "@paddock/common/errors";
 import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
-import { isRecord } from "../http/request.js";
-import type { Route } from "../http/server.js";
+import type { Route } from "../http/router.js";
+import { isRecord } from "../is-record.js";
 
 /**
  * The Connect protocol (connectrpc.com/docs/protocol) with JSON messages, as E2B's SDKs speak it

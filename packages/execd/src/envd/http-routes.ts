@@ -6,7 +6,7 @@ import { createGzip } from "node:zlib";
 import * as files from "../files/files.js";
 import { sendJson } from "../http/answers.js";
 import { searchParams } from "../http/request.js";
-import { type Route, route } from "../http/server.js";
+import { type Route, route } from "../http/router.js";
 import type { Metrics } from "../metrics/metrics.js";
 import { ConnectError, httpStatusOf, toConnectError } from "./connect.js";
 import { type FileMetadataStore, metadataFromHeaders } from "./file-metadata.js";

@@ -1,4 +1,4 @@
-import { isRecord } from "../http/request.js";
+import { isRecord } from "../is-record.js";
 import { ConnectError, type Message } from "./connect.js";
 
 /**

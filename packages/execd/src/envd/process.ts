@@ -1,6 +1,6 @@
 import { WarmShell } from "../commands/warm-shell.js";
 import type { Environment } from "../environment.js";
-import type { Route } from "../http/server.js";
+import type { Route } from "../http/router.js";
 import {
   type CallContext,
   ConnectError,

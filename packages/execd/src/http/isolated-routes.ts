@@ -4,6 +4,7 @@ import { pipeline } from "node:stream/promises";
 import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { type SseEvent, SseParser } from "@paddock/common/sse";
+import { openSseWriter } from "@paddock/common/sse-writer";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { agentJson, agentRequest, readText } from "../isolated/agent.js";
 import { type IsolationSupport, isolationFeatures } from "../isolated/capabilities.js";
@@ -11,7 +12,6 @@ import { commitChanges, diffTar } from "../isolated/changes.js";
 import type { IsolatedSession, IsolatedSessions } from "../isolated/sessions.js";
 import { parseSessionSpec } from "../isolated/spec.js";
 import { shellQuote } from "../sessions/sessions.js";
-import { openSse } from "../streams/backpressure.js";
 import { sendJson } from "./answers.js";
 import { decodePathSegment, optionalInteger, optionalStringMap, queryOne, readObject } from "./request.js";
 
@@ -205,7 +205,7 @@ async function run(
       `the session's shell did not run the code: ${text.slice(0, 500)}`,
     );
   }
-  const sse = openSse(res);
+  const sse = openSseWriter(res, { timestamp: true });
   let ended = false;
   // A client that goes away takes its run with it: the shell is ended (its state too), as a
   // timeout ends it, and the next run opens a new one.

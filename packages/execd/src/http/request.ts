@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import { Errors, PaddockError } from "@paddock/common/errors";
 import { decodeUtf8, illFormedString, isUtf8Query } from "@paddock/common/unicode";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
+import { isRecord } from "../is-record.js";
 
 /** Reads a JSON body of at most `limit` bytes. */
 export async function readJson(req: IncomingMessage, limit = 8 * 2 ** 20): Promise<unknown> {
@@ -40,10 +41,6 @@ export function notUnicode(text: string): PaddockError {
     Errors.invalidRequest,
     `${JSON.stringify(text.slice(0, 40))} is not Unicode text (it holds a lone UTF-16 surrogate)`,
   );
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** A JSON object body, or 400. */

@@ -1,28 +1,19 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { EXECD_ENV_PATH } from "@paddock/common/contracts";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { Errors, PaddockError } from "@paddock/common/errors";
 import { safeEqual } from "@paddock/common/ids";
-import { fieldPath, invalidField } from "@paddock/common/validation-messages";
 import { CodeContexts } from "../code/contexts.js";
 import { Commands } from "../commands/commands.js";
 import { Envd } from "../envd/index.js";
 import type { Environment } from "../environment.js";
-import * as files from "../files/files.js";
 import { IsolatedSessions } from "../isolated/sessions.js";
 import { Metrics } from "../metrics/metrics.js";
 import { Sessions } from "../sessions/sessions.js";
 import { Terminals } from "../terminals/terminals.js";
 import { echoRequestId, sendError, sendJson } from "./answers.js";
 import { handleIsolated } from "./isolated-routes.js";
-import { decodePathSegment, readObject } from "./request.js";
-
-type Handler = (
-  req: IncomingMessage,
-  res: ServerResponse,
-  url: URL,
-  params: string[],
-) => Promise<void> | void;
+import { match, type Route } from "./router.js";
+import { execdRoutes } from "./routes.js";
 
 export interface Execd {
   server: Server;
@@ -52,51 +43,7 @@ export function createExecd(options: {
   const envd = new Envd({ env: options.env, code, metrics, fileMetadataPath: options.fileMetadataPath });
 
   const routes: Route[] = [
-    route("GET", "/ping", (_req, res) => sendJson(res, 200, { status: "ok" })),
-    route("POST", EXECD_ENV_PATH, async (req, res) => {
-      const body = await readObject(req);
-      if (!Object.values(body).every((value) => typeof value === "string"))
-        throw new PaddockError(
-          Errors.invalidRequest,
-          invalidField(
-            fieldPath("body", Object.keys(body).find((key) => typeof body[key] !== "string") ?? ""),
-            "must be string",
-          ),
-        );
-      options.env.set(body as Record<string, string>);
-      sendJson(res, 200, {});
-    }),
-    route("POST", "/command", (req, res) => commands.run(req, res)),
-    route("DELETE", "/command", (_req, res, url) => commands.interrupt(url, res)),
-    route("GET", "/command/status/:id", (_req, res, _url, [id]) => commands.status(id as string, res)),
-    route("GET", "/command/:id/logs", (_req, res, url, [id]) => commands.logs(id as string, url, res)),
-    route("POST", "/session", (req, res) => sessions.create(req, res)),
-    route("POST", "/session/:id/run", (req, res, _url, [id]) => sessions.run(id as string, req, res)),
-    route("DELETE", "/session/:id", (_req, res, _url, [id]) => sessions.remove(id as string, res)),
-    route("POST", "/code/context", (req, res) => code.create(req, res)),
-    route("GET", "/code/contexts", (_req, res, url) => code.list(url, res)),
-    route("DELETE", "/code/contexts", (_req, res, url) => code.removeLanguage(url, res)),
-    route("GET", "/code/contexts/:id", (_req, res, _url, [id]) => code.get(id as string, res)),
-    route("DELETE", "/code/contexts/:id", (_req, res, _url, [id]) => code.remove(id as string, res)),
-    route("POST", "/code", (req, res) => code.run(req, res)),
-    route("DELETE", "/code", (_req, res, url) => code.interrupt(url, res)),
-    route("GET", "/files/info", (_req, res, url) => files.fileInfo(url, res)),
-    route("DELETE", "/files", (_req, res, url) => files.deleteFiles(url, res)),
-    route("POST", "/files/permissions", (req, res) => files.setPermissions(req, res)),
-    route("POST", "/files/mv", (req, res) => files.move(req, res)),
-    route("GET", "/files/search", (_req, res, url) => files.search(url, res)),
-    route("POST", "/files/replace", (req, res, url) => files.replace(url, req, res)),
-    route("POST", "/files/upload", (req, res) => files.upload(req, res)),
-    route("GET", "/files/download", (req, res, url) => files.download(url, req, res)),
-    route("GET", "/directories/list", (_req, res, url) => files.listDirectory(url, res)),
-    route("POST", "/directories", (req, res) => files.makeDirectories(req, res)),
-    route("DELETE", "/directories", (_req, res, url) => files.removeDirectories(url, res)),
-    route("POST", "/pty", (req, res) => terminals.start(req, res)),
-    route("POST", "/pty/:id/input", (req, res, _url, [id]) => terminals.input(id as string, req, res)),
-    route("POST", "/pty/:id/resize", (req, res, _url, [id]) => terminals.resize(id as string, req, res)),
-    route("DELETE", "/pty/:id", (_req, res, _url, [id]) => terminals.close(id as string, res)),
-    route("GET", "/metrics", (_req, res) => metrics.get(res)),
-    route("GET", "/metrics/watch", (_req, res) => metrics.watch(res)),
+    ...execdRoutes({ env: options.env, commands, sessions, code, terminals, metrics }),
     ...envd.routes,
     ...(options.extraRoutes ?? []),
   ];
@@ -149,39 +96,11 @@ export function createExecd(options: {
   };
 }
 
-export interface Route {
-  method: string;
-  pattern: RegExp;
-  handler: Handler;
-}
-
-export function route(method: string, path: string, handler: Handler): Route {
-  const pattern = new RegExp(`^${path.replace(/:[a-z]+/g, "([^/]+)")}$`);
-  return { method, pattern, handler };
-}
-
-function match(
-  routes: Route[],
-  method: string,
-  path: string,
-): { route: Route; params: string[] } | undefined {
-  let pathMatched = false;
-  for (const candidate of routes) {
-    const found = candidate.pattern.exec(path);
-    if (!found) continue;
-    pathMatched = true;
-    if (candidate.method === method)
-      return { route: candidate, params: found.slice(1).map(decodePathSegment) };
-  }
-  if (pathMatched) throw new PaddockError(Errors.methodNotAllowed, `${method} is not allowed on ${path}`);
-  return undefined;
-}
-
 /**
  * Inside an isolated session's agent, isolated sessions do not nest: the capabilities say so, and
  * every other isolated route answers 501 with the reason.
  */
-function isolatedUnavailable(path: string, res: import("node:http").ServerResponse): void {
+function isolatedUnavailable(path: string, res: ServerResponse): void {
   const reason = "isolated sessions do not nest: this execd serves an isolated session";
   if (path === "/v1/isolated/capabilities") {
     sendJson(res, 200, {

@@ -1,8 +1,6 @@
 import { readFileSync } from "node:fs";
-import type { ServerResponse } from "node:http";
 import { cpus, totalmem } from "node:os";
-import { sendJson } from "../http/answers.js";
-import { openSse } from "../streams/backpressure.js";
+import type { EventStream } from "../streams/event-sink.js";
 
 function read(path: string): string | undefined {
   try {
@@ -92,24 +90,23 @@ export class Metrics {
     };
   }
 
-  get(res: ServerResponse): void {
-    sendJson(res, 200, this.snapshot());
-  }
-
-  watch(res: ServerResponse): void {
-    const sse = openSse(res);
+  /** Streams a sample a second until the client leaves; a client behind misses samples. */
+  watch(stream: EventStream): void {
+    const sse = stream.open();
     const sampler = new Metrics(this.cpuLimit);
     // A client that has not taken the last sample yet misses the next ones rather than have them
     // wait in execd's memory.
     let full = false;
-    res.on("drain", () => {
-      full = false;
-    });
     const tick = () => {
-      if (!full) full = !sse.send({ type: "metrics", ...sampler.snapshot() });
+      if (full) return;
+      full = !sse.send({ type: "metrics", ...sampler.snapshot() });
+      if (full)
+        void sse.drained().then(() => {
+          full = false;
+        });
     };
     tick();
     const timer = setInterval(tick, 1000);
-    res.on("close", () => clearInterval(timer));
+    stream.closed.addEventListener("abort", () => clearInterval(timer));
   }
 }

@@ -2,21 +2,29 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import type { SseEvent } from "@paddock/common/sse";
-import { missingProperty } from "@paddock/common/validation-messages";
-import { killGroup } from "../commands/commands.js";
 import { MarkerSplitter } from "../commands/marker-splitter.js";
-import { type OutputFraming, outputWriter, requestedFraming } from "../commands/output-framing.js";
+import { type OutputFraming, outputWriter } from "../commands/output-framing.js";
+import { killGroup } from "../commands/process-group.js";
 import type { Environment } from "../environment.js";
-import { sendJson } from "../http/answers.js";
-import { optionalInteger, optionalString, readJson, readObject } from "../http/request.js";
-import { backpressure, drained, openSse } from "../streams/backpressure.js";
+import { backpressure } from "../streams/backpressure.js";
+import type { EventStream } from "../streams/event-sink.js";
 
-interface Session {
+/** A run in a session, as `POST /session/{id}/run` asks for it (checked by the HTTP layer). */
+export interface SessionRun {
+  command: string;
+  framing: OutputFraming;
+  /** Where this run starts; the session's directory is back as it was after it. */
+  cwd?: string;
+  /** Milliseconds before the session is ended. */
+  timeout?: number;
+}
+
+/** A bash session. */
+export interface Session {
   id: string;
   bash: ChildProcess;
   dir: string;
@@ -40,13 +48,6 @@ export class Sessions {
     private readonly env: Environment,
     private readonly shellPrefix: string[] = [],
   ) {}
-
-  async create(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const text = req.headers["content-length"] === "0" ? undefined : await readJson(req).catch(() => ({}));
-    const body =
-      text && typeof text === "object" && !Array.isArray(text) ? (text as Record<string, unknown>) : {};
-    sendJson(res, 200, { session_id: await this.open(optionalString(body, "cwd")) });
-  }
 
   /** Starts a bash session and returns its id. */
   async open(cwd: string | undefined): Promise<string> {
@@ -81,26 +82,14 @@ export class Sessions {
     return session.id;
   }
 
-  async run(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const session = this.find(id);
-    const framing = requestedFraming(req);
-    const body = await readObject(req);
-    const command = optionalString(body, "command") ?? optionalString(body, "code");
-    if (command === undefined)
-      throw new PaddockError(Errors.invalidRequest, missingProperty("body", "command"));
-    this.execute(
-      session,
-      command,
-      res,
-      framing,
-      optionalString(body, "cwd"),
-      optionalInteger(body, "timeout", 0),
-    );
+  /** Runs a command in the session (found with `find`) and streams it, as `POST /command` does. */
+  run(session: Session, run: SessionRun, stream: EventStream): void {
+    this.execute(session, run.command, stream, run.framing, run.cwd, run.timeout);
   }
 
   /** Runs code in a session for a bash code context: its output in chunks, as every `/code` run's. */
-  async runCode(id: string, code: string, res: ServerResponse): Promise<void> {
-    this.execute(this.find(id), code, res, "chunks");
+  runCode(id: string, code: string, stream: EventStream): void {
+    this.execute(this.find(id), code, stream, "chunks");
   }
 
   close(id: string): void {
@@ -113,7 +102,7 @@ export class Sessions {
   private execute(
     session: Session,
     command: string,
-    res: ServerResponse,
+    stream: EventStream,
     framing: OutputFraming,
     cwd?: string,
     timeout?: number,
@@ -126,7 +115,7 @@ export class Sessions {
     const file = join(session.dir, `run-${session.runs}.sh`);
     writeFileSync(file, command);
     const marker = `__paddock_end_${randomUUID().replace(/-/g, "")}__`;
-    const sse = openSse(res);
+    const sse = stream.open();
     const started = Date.now();
     sse.send({ type: "init", text: id });
     sse.send({ type: "execution_count", execution_count: session.runs });
@@ -164,7 +153,7 @@ export class Sessions {
     // A slow client pauses the shell's output (the run blocks on its pipe); the shell is the
     // session's, so it is let go at the end of the run.
     const flow = backpressure(
-      () => drained(res),
+      () => sse.drained(),
       () => [session.bash.stdout, session.bash.stderr],
     );
     const send = (event: SseEvent) => {
@@ -210,10 +199,10 @@ export class Sessions {
     );
   }
 
-  remove(id: string, res: ServerResponse): void {
+  /** Ends a session (its shell and whatever it runs), or 404. */
+  remove(id: string): void {
     this.find(id);
     this.close(id);
-    sendJson(res, 200, {});
   }
 
   closeAll(): void {
@@ -225,7 +214,8 @@ export class Sessions {
     rmSync(session.dir, { recursive: true, force: true });
   }
 
-  private find(id: string): Session {
+  /** A session by id, or 404. */
+  find(id: string): Session {
     const session = this.sessions.get(id);
     if (!session) throw new PaddockError(ExecdErrors.sessionNotFound, `no session ${id}`);
     return session;

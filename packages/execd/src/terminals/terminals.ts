@@ -1,23 +1,33 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Writable } from "node:stream";
 import { EXECD_MOUNT } from "@paddock/common/contracts";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
-import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { shell, signalNumber } from "../commands/commands.js";
+import { shell, signalNumber } from "../commands/process-group.js";
 import type { Environment } from "../environment.js";
-import { sendJson } from "../http/answers.js";
-import { optionalInteger, optionalString, optionalStringMap, readObject } from "../http/request.js";
-import { drained, openSse } from "../streams/backpressure.js";
+import { drained } from "../streams/backpressure.js";
+import type { EventStream } from "../streams/event-sink.js";
 
 /** The static helper that opens the pseudo-terminal (native/paddock-pty.c). */
 export const ptyHelper = process.env.PADDOCK_EXECD_PTY ?? `${EXECD_MOUNT}/bin/paddock-pty`;
 /** Input one request may carry: a paste, not a file transfer. */
 const inputLimit = 1024 * 1024;
 
-interface Terminal {
+/** A terminal to start, as `POST /pty` asks for it (checked by the HTTP layer). */
+export interface TerminalRequest {
+  /** Run with `bash -c`; a login shell without one. */
+  command?: string;
+  cwd?: string;
+  rows: number;
+  cols: number;
+  uid?: number;
+  gid?: number;
+  envs?: Record<string, string>;
+}
+
+/** A program on a pseudo-terminal. */
+export interface Terminal {
   helper: ChildProcess;
   resize(rows: number, cols: number): void;
 }
@@ -35,22 +45,10 @@ export class Terminals {
 
   constructor(private readonly env: Environment) {}
 
-  async start(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readObject(req);
-    const command = optionalString(body, "command");
-    const cwd = optionalString(body, "cwd") ?? process.env.HOME ?? "/";
-    const rows = optionalInteger(body, "rows", 1) ?? 24;
-    const cols = optionalInteger(body, "cols", 1) ?? 80;
-    if (rows > 10_000 || cols > 10_000)
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"),
-      );
-    const uid = optionalInteger(body, "uid");
-    const gid = optionalInteger(body, "gid");
-    if (gid !== undefined && uid === undefined)
-      throw new PaddockError(Errors.invalidRequest, invalidField("body.gid", "needs uid too"));
-    const envs = optionalStringMap(body, "envs");
+  /** Starts a program on a new terminal and streams it until it exits or the client leaves. */
+  start(request: TerminalRequest, stream: EventStream): void {
+    const { command, rows, cols, uid, gid, envs } = request;
+    const cwd = request.cwd ?? process.env.HOME ?? "/";
     if (!existsSync(cwd) || !statSync(cwd).isDirectory())
       throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} is not a directory`);
 
@@ -72,18 +70,18 @@ export class Terminals {
       resize: (newRows, newCols) => control.write(`${newRows} ${newCols}\n`),
     });
 
-    const sse = openSse(res);
+    const sse = stream.open();
     sse.send({ type: "init", text: id, pid: helper.pid });
     const forward = (chunk: Buffer) => {
       // Backpressure: a slow client pauses the terminal rather than growing execd's memory.
       if (!sse.send({ type: "output", data: chunk.toString("base64") })) {
         helper.stdout?.pause();
-        res.once("drain", () => helper.stdout?.resume());
+        void sse.drained().then(() => helper.stdout?.resume());
       }
     };
     helper.stdout?.on("data", forward);
     helper.stderr?.on("data", forward);
-    res.on("close", () => {
+    stream.closed.addEventListener("abort", () => {
       if (this.terminals.has(id)) helper.kill("SIGHUP");
     });
     helper.on("error", (error) => {
@@ -98,10 +96,10 @@ export class Terminals {
     });
   }
 
-  async input(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const terminal = this.find(id);
+  /** Writes a request's bytes to the terminal (found with `find`), at the pace its program reads. */
+  async input(terminal: Terminal, input: AsyncIterable<Buffer>): Promise<void> {
     let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
+    for await (const chunk of input) {
       size += chunk.length;
       if (size > inputLimit)
         throw new PaddockError(Errors.payloadTooLarge, "input is limited to 1 MiB per request");
@@ -109,39 +107,23 @@ export class Terminals {
       // A program that does not read its terminal holds the input back here, not in memory.
       if (stdin && !stdin.write(chunk)) await drained(stdin);
     }
-    sendJson(res, 200, {});
   }
 
-  async resize(id: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const terminal = this.find(id);
-    const body = await readObject(req);
-    const rows = optionalInteger(body, "rows", 1);
-    const cols = optionalInteger(body, "cols", 1);
-    if (rows === undefined || cols === undefined)
-      throw new PaddockError(
-        Errors.invalidRequest,
-        missingProperty("body", rows === undefined ? "rows" : "cols"),
-      );
-    if (rows > 10_000 || cols > 10_000)
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(rows > 10_000 ? "body.rows" : "body.cols", "must be <= 10000"),
-      );
+  resize(terminal: Terminal, rows: number, cols: number): void {
     terminal.resize(rows, cols);
-    sendJson(res, 200, {});
   }
 
   /** Hangs the terminal up: its programs get SIGHUP, then SIGKILL; the stream reports the exit. */
-  close(id: string, res: ServerResponse): void {
+  close(id: string): void {
     this.find(id).helper.kill("SIGHUP");
-    sendJson(res, 200, {});
   }
 
   closeAll(): void {
     for (const terminal of this.terminals.values()) terminal.helper.kill("SIGHUP");
   }
 
-  private find(id: string): Terminal {
+  /** A terminal by id, or 404. */
+  find(id: string): Terminal {
     const terminal = this.terminals.get(id);
     if (!terminal) throw terminalNotFound(id);
     return terminal;
