@@ -7,7 +7,7 @@ import { EXECD_ENVD_USER_ENV, EXECD_MOUNT, execdNode } from "@paddock/common/con
 import { ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { MarkerSplitter } from "../commands/marker-splitter.js";
 import type { Environment } from "../environment.js";
-import { isRecord } from "../is-record.js";
+import { isRecord } from "../json.js";
 import type { Sessions } from "../sessions/sessions.js";
 import { SharedCodes } from "../shared-codes.js";
 import { backpressure } from "../streams/backpressure.js";

@@ -1,20 +1,8 @@
-import type { IncomingMessage } from "node:http";
-import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
-import { Errors, PaddockError } from "@paddock/common/errors";
-
 /**
  * How a stream's output becomes events: `lines` (OpenSandbox's execd: one event per line, the
  * newline dropped) or `chunks` (the bytes as the command wrote them; a Paddock extension).
  */
 export type OutputFraming = "lines" | "chunks";
-
-/** The framing a request asks for with `X-Paddock-Output-Framing`; lines when absent. */
-export function requestedFraming(req: IncomingMessage): OutputFraming {
-  const value = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
-  if (value === undefined || value === "lines") return "lines";
-  if (value === "chunks") return "chunks";
-  throw new PaddockError(Errors.invalidRequest, `${EXECD_OUTPUT_FRAMING_HEADER} must be lines or chunks`);
-}
 
 /** A line longer than this goes out in pieces of this size, so one endless line cannot grow execd. */
 export const longestLine = 1024 * 1024;

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import { PaddockError } from "@paddock/common/errors";
 import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
 import type { Route } from "../http/router.js";
-import { isRecord } from "../is-record.js";
+import { isRecord } from "../json.js";
 
 /**
  * The Connect protocol (connectrpc.com/docs/protocol) with JSON messages, as E2B's SDKs speak it

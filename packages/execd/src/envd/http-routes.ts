@@ -3,8 +3,8 @@ import { stat, statfs } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import * as files from "../files/files.js";
 import { sendJson } from "../http/answers.js";
+import * as fileRoutes from "../http/file-routes.js";
 import { searchParams } from "../http/request.js";
 import { type Route, route } from "../http/router.js";
 import type { Metrics } from "../metrics/metrics.js";
@@ -123,5 +123,5 @@ async function download(req: IncomingMessage, res: ServerResponse, url: URL): Pr
     return;
   }
   // execd's own download streams the file, Range requests included.
-  await files.download(new URL(`http://execd/?path=${encodeURIComponent(path)}`), req, res);
+  await fileRoutes.download(new URL(`http://execd/?path=${encodeURIComponent(path)}`), req, res);
 }

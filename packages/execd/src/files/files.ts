@@ -1,5 +1,5 @@
 import { once } from "node:events";
-import { createReadStream, createWriteStream, type WriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import {
   chmod,
   chown,
@@ -13,18 +13,12 @@ import {
   unlink,
   writeFile,
 } from "node:fs/promises";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import { basename, dirname, join, relative, resolve } from "node:path";
-import { createInterface } from "node:readline";
-import { pipeline } from "node:stream/promises";
+import { dirname, join, relative, resolve } from "node:path";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { sendJson } from "../http/answers.js";
-import { readMultipart } from "../http/multipart.js";
-import { parseJson, queryAll, queryOne, readJson, readObject } from "../http/request.js";
-import { isRecord } from "../is-record.js";
-import { SharedCodes } from "../shared-codes.js";
+import { isRecord, parseJson } from "../json.js";
 import { describe, idOfGroup, idOfUser, info, modeBits } from "./file-info.js";
+import { fileWriter } from "./file-writer.js";
 import { globToRegExp } from "./glob.js";
 
 const maxSearchResults = 10_000;
@@ -35,7 +29,7 @@ const maxReplaceBytes = 64 * 2 ** 20;
  * wait on each small write or read in turn; every syscall is dear under gVisor, and with a larger
  * buffer the network and the disk work side by side, the writes batched into one writev.
  */
-const transferBuffer = 1024 * 1024;
+export const transferBuffer = 1024 * 1024;
 
 /**
  * A client's path, checked and normalised: absolute (a relative one would be relative to execd's
@@ -54,14 +48,8 @@ export function absolutePath(path: string, field = "query.path"): string {
   return resolve(path);
 }
 
-function paths(url: URL): string[] {
-  const all = queryAll(url, "path");
-  if (all.length === 0) throw new PaddockError(Errors.invalidRequest, missingProperty("query", "path"));
-  return all.map((path) => absolutePath(path));
-}
-
 /** Applies owner, group and mode from a wire Permission object. */
-async function applyPermission(path: string, permission: Record<string, unknown>): Promise<void> {
+export async function applyPermission(path: string, permission: Record<string, unknown>): Promise<void> {
   const { owner, group, mode } = permission;
   if (mode !== undefined) {
     if (typeof mode !== "number")
@@ -95,74 +83,34 @@ async function applyPermission(path: string, permission: Record<string, unknown>
   }
 }
 
-function permissionMap(body: unknown): Array<[string, Record<string, unknown>]> {
-  if (!isRecord(body))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField("body", "must map paths to {owner, group, mode}"),
-    );
-  return Object.entries(body).map(([path, permission]) => {
-    if (!isRecord(permission))
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(fieldPath("body", path), "must be {owner, group, mode}"),
-      );
-    return [absolutePath(path, fieldPath("body", path)), permission];
-  });
-}
-
-export async function fileInfo(url: URL, res: ServerResponse): Promise<void> {
+/** Each path's entry, by path. */
+export async function fileInfo(paths: string[]): Promise<Record<string, unknown>> {
   const result: Record<string, unknown> = {};
-  for (const path of paths(url)) result[path] = await info(path);
-  sendJson(res, 200, result);
+  for (const path of paths) result[path] = await info(path);
+  return result;
 }
 
-export async function deleteFiles(url: URL, res: ServerResponse): Promise<void> {
-  for (const path of paths(url)) {
+/** Deletes files (not directories); a path that is not there is already deleted. */
+export async function deleteFiles(paths: string[]): Promise<void> {
+  for (const path of paths) {
     const stats = await lstat(path).catch(() => undefined);
     if (!stats) continue;
     if (stats.isDirectory())
       throw new PaddockError(ExecdErrors.isADirectory, `${path} is a directory; use DELETE /directories`);
     await unlink(path);
   }
-  sendJson(res, 200, {});
 }
 
-export async function setPermissions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  for (const [path, permission] of permissionMap(await readJson(req)))
-    await applyPermission(path, permission);
-  sendJson(res, 200, {});
+export async function setPermissions(permissions: Array<[string, Record<string, unknown>]>): Promise<void> {
+  for (const [path, permission] of permissions) await applyPermission(path, permission);
 }
 
-export async function move(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readJson(req);
-  if (!Array.isArray(body))
-    throw new PaddockError(Errors.invalidRequest, invalidField("body", "must be an array of {src, dest}"));
-  for (const [index, item] of body.entries()) {
-    if (
-      !isRecord(item) ||
-      typeof item.src !== "string" ||
-      typeof item.dest !== "string" ||
-      !item.src ||
-      !item.dest
-    ) {
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(fieldPath("body", index), "needs string src and dest"),
-      );
-    }
-  }
-  const moves = (body as Array<{ src: string; dest: string }>).map((item, index) => ({
-    src: absolutePath(item.src, fieldPath("body", index, "src")),
-    dest: absolutePath(item.dest, fieldPath("body", index, "dest")),
-  }));
+export async function move(moves: Array<{ src: string; dest: string }>): Promise<void> {
   for (const item of moves) await rename(item.src, item.dest);
-  sendJson(res, 200, {});
 }
 
-export async function search(url: URL, res: ServerResponse): Promise<void> {
-  const root = absolutePath(queryOne(url, "path", true) as string);
-  const pattern = queryOne(url, "pattern") || "**";
+/** Files under `root` whose path relative to it matches the glob `pattern` (at most 10000). */
+export async function search(root: string, pattern: string): Promise<unknown[]> {
   let matcher: RegExp;
   try {
     matcher = globToRegExp(pattern);
@@ -187,20 +135,13 @@ export async function search(url: URL, res: ServerResponse): Promise<void> {
     }
   };
   await walk(root);
-  sendJson(res, 200, found);
+  return found;
 }
 
-export async function replace(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = await readObject(req);
-  const jobs = Object.entries(body).map(([path, item]) => {
-    if (!isRecord(item) || typeof item.old !== "string" || typeof item.new !== "string" || item.old === "") {
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(fieldPath("body", path), "must be {old, new} with a non-empty old"),
-      );
-    }
-    return { path: absolutePath(path, fieldPath("body", path)), old: item.old, new: item.new };
-  });
+/** Replaces every `old` with `new` in each file; how many each had. */
+export async function replace(
+  jobs: Array<{ path: string; old: string; new: string }>,
+): Promise<Record<string, { replacedCount: number }>> {
   const counts: Record<string, { replacedCount: number }> = {};
   for (const job of jobs) {
     const stats = await stat(job.path);
@@ -211,23 +152,28 @@ export async function replace(url: URL, req: IncomingMessage, res: ServerRespons
     counts[job.path] = { replacedCount: parts.length - 1 };
     if (parts.length > 1) await writeFile(job.path, parts.join(job.new), { mode: stats.mode });
   }
-  if (queryOne(url, "verbose") === "true") sendJson(res, 200, counts);
-  else sendJson(res, 200, {});
+  return counts;
 }
+
+/** What an upload does with each part of its body: its bytes in order, then its end. */
+export type OnPart = (part: { name: string }) => {
+  write: (chunk: Buffer) => Promise<void>;
+  end: () => Promise<void>;
+};
 
 /**
  * Multipart upload: each file is a `metadata` JSON part followed by its `file` part, streamed to
  * a partial file beside its target and renamed over it once whole. An upload that fails (cut off,
  * malformed) removes its partial files, so every target is either the new file or as it was.
  */
-export async function upload(req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function upload(readParts: (onPart: OnPart) => Promise<void>): Promise<string[]> {
   let pending: { path: string; permission: Record<string, unknown> } | undefined;
   const written: string[] = [];
   const finishing: Array<Promise<void>> = [];
   /** Partial files not yet renamed to their targets. */
   const partials = new Map<string, Promise<WriteStream>>();
   try {
-    await readMultipart(req, (part) => {
+    await readParts((part) => {
       const chunks: Buffer[] = [];
       if (part.name === "metadata") {
         return {
@@ -257,16 +203,11 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
       });
       opening.catch(() => undefined);
       partials.set(partial, opening);
+      const writer = fileWriter(opening);
       return {
-        write: async (chunk) => {
-          const stream = await opening;
-          if (!stream.write(chunk)) await once(stream, "drain");
-        },
+        write: writer.write,
         end: async () => {
-          const stream = await opening;
-          const finished = once(stream, "finish");
-          stream.end();
-          await finished;
+          await writer.end();
           await rename(partial, target.path);
           partials.delete(partial);
           const { mode, owner, group } = target.permission;
@@ -285,101 +226,11 @@ export async function upload(req: IncomingMessage, res: ServerResponse): Promise
     throw error;
   }
   await Promise.all(finishing);
-  sendJson(res, 200, { files: written });
+  return written;
 }
 
-/**
- * Content-Disposition for any file name (RFC 6266): an ASCII stand-in for old clients and the
- * exact name percent-encoded as UTF-8 in `filename*`, since a header cannot carry other bytes.
- */
-function attachment(name: string): string {
-  const fallback = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
-  const exact = encodeURIComponent(name).replace(
-    /['()*]/g,
-    (char) => `%${char.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${exact}`;
-}
-
-export async function download(url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = absolutePath(queryOne(url, "path", true) as string);
-  const stats = await stat(path);
-  if (!stats.isFile()) throw new PaddockError(Errors.invalidRequest, `${path} is not a file`);
-  const offset = queryOne(url, "offset");
-  const limit = queryOne(url, "limit");
-  const range = req.headers.range;
-  if ((offset || limit) && range)
-    throw new PaddockError(Errors.invalidRequest, "offset/limit and Range are mutually exclusive");
-  if (offset || limit)
-    return downloadLines(path, Number(offset ?? 1), limit ? Number(limit) : undefined, res);
-
-  const headers = {
-    "content-type": "application/octet-stream",
-    "content-disposition": attachment(basename(path)),
-    "accept-ranges": "bytes",
-  };
-  if (!range) {
-    res.writeHead(200, { ...headers, "content-length": stats.size });
-    await pipeline(createReadStream(path, { highWaterMark: transferBuffer }), res);
-    return;
-  }
-  const match = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
-  let start = match?.[1] ? Number(match[1]) : undefined;
-  let end = match?.[2] ? Number(match[2]) : undefined;
-  if (start === undefined && end !== undefined) {
-    start = Math.max(0, stats.size - end);
-    end = stats.size - 1;
-  }
-  if (!match || start === undefined || start >= stats.size || (end !== undefined && end < start)) {
-    res.writeHead(416, { "content-type": "application/json", "content-range": `bytes */${stats.size}` });
-    res.end(
-      JSON.stringify({
-        code: SharedCodes.rangeNotSatisfiable.code,
-        message: `range ${range} is outside 0-${stats.size - 1}`,
-      }),
-    );
-    return;
-  }
-  end = Math.min(end ?? stats.size - 1, stats.size - 1);
-  res.writeHead(206, {
-    ...headers,
-    "content-length": end - start + 1,
-    "content-range": `bytes ${start}-${end}/${stats.size}`,
-  });
-  await pipeline(createReadStream(path, { start, end, highWaterMark: transferBuffer }), res);
-}
-
-async function downloadLines(
-  path: string,
-  offset: number,
-  limit: number | undefined,
-  res: ServerResponse,
-): Promise<void> {
-  if (!Number.isInteger(offset) || offset < 1)
-    throw new PaddockError(Errors.invalidRequest, invalidField("query.offset", "must be integer >= 1"));
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
-    throw new PaddockError(Errors.invalidRequest, invalidField("query.limit", "must be integer >= 1"));
-  res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
-  let line = 0;
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const text of lines) {
-    line++;
-    if (line < offset) continue;
-    if (limit !== undefined && line >= offset + limit) break;
-    // Lines joined by "\n", none after the last, as OpenSandbox's execd answers them.
-    const separated = line === offset ? text : `\n${text}`;
-    if (!res.write(separated)) await new Promise((resolve) => res.once("drain", resolve));
-  }
-  lines.close();
-  res.end();
-}
-
-export async function listDirectory(url: URL, res: ServerResponse): Promise<void> {
-  const root = absolutePath(queryOne(url, "path", true) as string);
-  const depthText = queryOne(url, "depth");
-  const depth = depthText === undefined ? 1 : Number(depthText);
-  if (!Number.isInteger(depth) || depth < 1)
-    throw new PaddockError(Errors.invalidRequest, invalidField("query.depth", "must be integer >= 1"));
+/** The entries under a directory, `depth` levels down (at most 10000). */
+export async function listDirectory(root: string, depth: number): Promise<unknown[]> {
   const rootStats = await lstat(root);
   if (rootStats.isSymbolicLink())
     throw new PaddockError(Errors.invalidRequest, `${root} is a symbolic link; pass the real directory`);
@@ -398,24 +249,22 @@ export async function listDirectory(url: URL, res: ServerResponse): Promise<void
     }
   };
   await walk(root, 1);
-  sendJson(res, 200, entries);
+  return entries;
 }
 
-export async function makeDirectories(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  for (const [path, permission] of permissionMap(await readJson(req))) {
+export async function makeDirectories(directories: Array<[string, Record<string, unknown>]>): Promise<void> {
+  for (const [path, permission] of directories) {
     await mkdir(path, { recursive: true });
     await applyPermission(path, { mode: 755, ...permission });
   }
-  sendJson(res, 200, {});
 }
 
-export async function removeDirectories(url: URL, res: ServerResponse): Promise<void> {
-  for (const path of paths(url)) {
+export async function removeDirectories(paths: string[]): Promise<void> {
+  for (const path of paths) {
     if (path === "/") throw new PaddockError(Errors.invalidRequest, "refusing to delete /");
     const stats = await lstat(path).catch(() => undefined);
     if (stats && !stats.isDirectory())
       throw new PaddockError(Errors.invalidRequest, `${path} is not a directory; use DELETE /files`);
     await rm(path, { recursive: true, force: true });
   }
-  sendJson(res, 200, {});
 }

@@ -1,8 +1,10 @@
 import type { IncomingMessage } from "node:http";
+import { EXECD_OUTPUT_FRAMING_HEADER } from "@paddock/common/contracts";
 import { Errors, PaddockError } from "@paddock/common/errors";
-import { decodeUtf8, illFormedString, isUtf8Query } from "@paddock/common/unicode";
+import { isUtf8Query } from "@paddock/common/unicode";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { isRecord } from "../is-record.js";
+import type { OutputFraming } from "../commands/output-framing.js";
+import { isRecord, parseJson } from "../json.js";
 
 /** Reads a JSON body of at most `limit` bytes. */
 export async function readJson(req: IncomingMessage, limit = 8 * 2 ** 20): Promise<unknown> {
@@ -17,30 +19,6 @@ export async function readJson(req: IncomingMessage, limit = 8 * 2 ** 20): Promi
   if (body.toString("latin1").trim() === "")
     throw new PaddockError(Errors.invalidRequest, "a JSON body is required");
   return parseJson(body, "the request body");
-}
-
-/** JSON from a client: UTF-8 bytes, valid JSON, every string of it Unicode text. */
-export function parseJson(bytes: Buffer, what: string): unknown {
-  const text = decodeUtf8(bytes);
-  if (text === undefined)
-    throw new PaddockError(Errors.invalidRequest, `${what} is not UTF-8 (JSON is sent as UTF-8)`);
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new PaddockError(Errors.invalidJson, `${what} is not valid JSON`);
-  }
-  const illFormed = illFormedString(value);
-  if (illFormed !== undefined) throw notUnicode(illFormed);
-  return value;
-}
-
-/** A string that is not Unicode (a lone UTF-16 surrogate) names no file, argument or variable. */
-export function notUnicode(text: string): PaddockError {
-  return new PaddockError(
-    Errors.invalidRequest,
-    `${JSON.stringify(text.slice(0, 40))} is not Unicode text (it holds a lone UTF-16 surrogate)`,
-  );
 }
 
 /** A JSON object body, or 400. */
@@ -121,4 +99,12 @@ export function queryOne(url: URL, name: string, required = false): string | und
   if (required && (value === undefined || value === ""))
     throw new PaddockError(Errors.invalidRequest, missingProperty("query", name));
   return value;
+}
+
+/** The framing a request asks for with `X-Paddock-Output-Framing`; lines when absent. */
+export function requestedFraming(req: IncomingMessage): OutputFraming {
+  const value = req.headers[EXECD_OUTPUT_FRAMING_HEADER.toLowerCase()];
+  if (value === undefined || value === "lines") return "lines";
+  if (value === "chunks") return "chunks";
+  throw new PaddockError(Errors.invalidRequest, `${EXECD_OUTPUT_FRAMING_HEADER} must be lines or chunks`);
 }

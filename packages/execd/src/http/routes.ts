@@ -4,15 +4,14 @@ import { fieldPath, invalidField, missingProperty } from "@paddock/common/valida
 import { codeLanguage } from "../code/cells.js";
 import type { CodeContexts } from "../code/contexts.js";
 import type { Commands } from "../commands/commands.js";
-import { requestedFraming } from "../commands/output-framing.js";
 import type { Environment } from "../environment.js";
-import * as files from "../files/files.js";
-import { isRecord } from "../is-record.js";
+import { isRecord } from "../json.js";
 import type { Metrics } from "../metrics/metrics.js";
 import type { Sessions } from "../sessions/sessions.js";
 import type { Terminals } from "../terminals/terminals.js";
 import { sendJson } from "./answers.js";
 import { eventStream } from "./event-stream.js";
+import { fileRoutes } from "./file-routes.js";
 import {
   optionalInteger,
   optionalString,
@@ -20,6 +19,7 @@ import {
   queryOne,
   readJson,
   readObject,
+  requestedFraming,
 } from "./request.js";
 import { type Route, route } from "./router.js";
 
@@ -165,17 +165,7 @@ export function execdRoutes(deps: {
       sendJson(res, 200, code.interrupt(queryOne(url, "id", true) as string)),
     ),
 
-    route("GET", "/files/info", (_req, res, url) => files.fileInfo(url, res)),
-    route("DELETE", "/files", (_req, res, url) => files.deleteFiles(url, res)),
-    route("POST", "/files/permissions", (req, res) => files.setPermissions(req, res)),
-    route("POST", "/files/mv", (req, res) => files.move(req, res)),
-    route("GET", "/files/search", (_req, res, url) => files.search(url, res)),
-    route("POST", "/files/replace", (req, res, url) => files.replace(url, req, res)),
-    route("POST", "/files/upload", (req, res) => files.upload(req, res)),
-    route("GET", "/files/download", (req, res, url) => files.download(url, req, res)),
-    route("GET", "/directories/list", (_req, res, url) => files.listDirectory(url, res)),
-    route("POST", "/directories", (req, res) => files.makeDirectories(req, res)),
-    route("DELETE", "/directories", (_req, res, url) => files.removeDirectories(url, res)),
+    ...fileRoutes(),
 
     route("POST", "/pty", async (req, res) => {
       const body = await readObject(req);

@@ -1,6 +1,6 @@
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty, notOneOf } from "@paddock/common/validation-messages";
-import { isRecord } from "../is-record.js";
+import { isRecord } from "../json.js";
 
 /** A create request as accepted (wire names as the spec spells them); echoed by the state route. */
 export interface SessionSpec {
