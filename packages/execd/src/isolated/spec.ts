@@ -2,6 +2,10 @@ import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty, notOneOf } from "@paddock/common/validation-messages";
 import { isRecord } from "../json.js";
 
+/** A field of the request refused, with what is wrong with it. */
+const invalid = (field: string, problem: string) =>
+  new PaddockError(Errors.invalidRequest, invalidField(field, problem));
+
 /** A create request as accepted (wire names as the spec spells them); echoed by the state route. */
 export interface SessionSpec {
   profile?: "strict" | "balanced";
@@ -35,11 +39,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const workspace = body.workspace;
   if (workspace === undefined)
     throw new PaddockError(Errors.invalidRequest, missingProperty("body", "workspace"));
-  if (!isRecord(workspace))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField("body.workspace", "must be an object {path, mode}"),
-    );
+  if (!isRecord(workspace)) throw invalid("body.workspace", "must be an object {path, mode}");
   const normalized = sessionPath(workspace.path, "body.workspace.path");
   const mode = workspace.mode ?? "overlay";
   if (mode !== "overlay" && mode !== "ro" && mode !== "rw")
@@ -53,7 +53,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
     throw new PaddockError(Errors.invalidRequest, notOneOf("body.profile", ["strict", "balanced"], profile));
   const binds = [...parseBinds(body.binds), ...parseExtraWritable(body.extra_writable)];
   if (body.share_net !== undefined && typeof body.share_net !== "boolean")
-    throw new PaddockError(Errors.invalidRequest, invalidField("body.share_net", "must be boolean"));
+    throw invalid("body.share_net", "must be boolean");
   const uid = optionalId(body, "uid");
   const gid = optionalId(body, "gid");
   if ((uid ?? 0) !== 0 || (gid ?? 0) !== 0)
@@ -65,11 +65,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   const passthrough = body.env_passthrough;
   let envPassthrough: SessionSpec["env_passthrough"];
   if (passthrough !== undefined) {
-    if (!isRecord(passthrough))
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField("body.env_passthrough", "must be an object {mode, keys}"),
-      );
+    if (!isRecord(passthrough)) throw invalid("body.env_passthrough", "must be an object {mode, keys}");
     if (passthrough.mode !== undefined && passthrough.mode !== "allow" && passthrough.mode !== "deny")
       throw new PaddockError(
         Errors.invalidRequest,
@@ -77,10 +73,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
       );
     const keys = passthrough.keys;
     if (keys !== undefined && (!Array.isArray(keys) || !keys.every((key) => typeof key === "string")))
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField("body.env_passthrough.keys", "must be an array of strings"),
-      );
+      throw invalid("body.env_passthrough.keys", "must be an array of strings");
     envPassthrough = {
       ...(passthrough.mode ? { mode: passthrough.mode } : {}),
       ...(keys ? { keys: keys as string[] } : {}),
@@ -88,10 +81,7 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
   }
   const idle = body.idle_timeout_seconds;
   if (idle !== undefined && (typeof idle !== "number" || !Number.isInteger(idle) || idle < 1))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField("body.idle_timeout_seconds", "must be integer >= 1"),
-    );
+    throw invalid("body.idle_timeout_seconds", "must be integer >= 1");
 
   return {
     ...(profile ? { profile } : {}),
@@ -108,39 +98,24 @@ export function parseSessionSpec(body: Record<string, unknown>): SessionSpec {
 
 /** An absolute path a session may mount: no `..`, not `/` nor a system path, without `,` `:` `\\`. */
 function sessionPath(path: unknown, field: string): string {
-  if (typeof path !== "string" || !path.startsWith("/"))
-    throw new PaddockError(Errors.invalidRequest, invalidField(field, "must be an absolute path"));
+  if (typeof path !== "string" || !path.startsWith("/")) throw invalid(field, "must be an absolute path");
   const normalized = path.length > 1 ? path.replace(/\/+$/, "") : path;
   if (normalized === "/" || /[,:\\\n]/.test(normalized) || normalized.split("/").includes(".."))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField(field, "must be a path other than / without , : \\ or .."),
-    );
+    throw invalid(field, "must be a path other than / without , : \\ or ..");
   if (systemPaths.some((system) => within(normalized, system)))
-    throw new PaddockError(Errors.invalidRequest, invalidField(field, `${normalized} is a system path`));
+    throw invalid(field, `${normalized} is a system path`);
   return normalized;
 }
 
 function parseBinds(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField("body.binds", "must be an array of {source, dest, readonly}"),
-    );
+  if (!Array.isArray(value)) throw invalid("body.binds", "must be an array of {source, dest, readonly}");
   return value.map((entry, index) => {
-    if (!isRecord(entry))
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(`body.binds[${index}]`, "must be an object {source, dest, readonly}"),
-      );
+    if (!isRecord(entry)) throw invalid(`body.binds[${index}]`, "must be an object {source, dest, readonly}");
     const source = sessionPath(entry.source, `body.binds[${index}].source`);
     const dest = entry.dest === undefined ? source : sessionPath(entry.dest, `body.binds[${index}].dest`);
     if (entry.readonly !== undefined && typeof entry.readonly !== "boolean")
-      throw new PaddockError(
-        Errors.invalidRequest,
-        invalidField(`body.binds[${index}].readonly`, "must be boolean"),
-      );
+      throw invalid(`body.binds[${index}].readonly`, "must be boolean");
     return { source, dest, readonly: entry.readonly === true };
   });
 }
@@ -148,11 +123,7 @@ function parseBinds(value: unknown): Bind[] {
 /** `extra_writable` paths are read-write binds of a path onto itself. */
 function parseExtraWritable(value: unknown): Bind[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value))
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField("body.extra_writable", "must be an array of paths"),
-    );
+  if (!Array.isArray(value)) throw invalid("body.extra_writable", "must be an array of paths");
   return value.map((entry, index) => {
     const path = sessionPath(entry, `body.extra_writable[${index}]`);
     return { source: path, dest: path, readonly: false };
@@ -163,10 +134,7 @@ function optionalId(body: Record<string, unknown>, key: string): number | undefi
   const value = body[key];
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > 0xffffffff)
-    throw new PaddockError(
-      Errors.invalidRequest,
-      invalidField(fieldPath("body", key), "must be an unsigned 32-bit integer"),
-    );
+    throw invalid(fieldPath("body", key), "must be an unsigned 32-bit integer");
   return value;
 }
 
