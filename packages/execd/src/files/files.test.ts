@@ -1,21 +1,19 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../http/server.js";
+import type { Execd } from "../http/server.js";
+import { startExecd } from "../testing.js";
 
 describe("execd uploads", () => {
   let execd: Execd;
   let port: number;
 
   beforeAll(async () => {
-    execd = createExecd({ token: "secret", env: new Environment({}), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    port = (execd.server.address() as AddressInfo).port;
+    ({ execd, port } = await startExecd({ env: new Environment({}) }));
   });
   afterAll(() => execd?.close());
 
@@ -58,9 +56,7 @@ describe("execd refuses paths and text it cannot take, with a 400", () => {
   const scratch = mkdtempSync(join(tmpdir(), "execd-bad-paths-"));
 
   beforeAll(async () => {
-    execd = createExecd({ token: "secret", env: new Environment({}), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}`;
+    ({ execd, base } = await startExecd({ env: new Environment({}) }));
   });
   afterAll(() => execd?.close());
 

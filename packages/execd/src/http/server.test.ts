@@ -1,16 +1,14 @@
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "./server.js";
+import { startExecd } from "../testing.js";
+import type { Execd } from "./server.js";
 
 describe("execd's HTTP surface", () => {
   let execd: Execd;
   let base: string;
 
   beforeAll(async () => {
-    execd = createExecd({ token: "secret", env: new Environment({}), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}`;
+    ({ execd, base } = await startExecd({ env: new Environment({}) }));
   });
   afterAll(() => execd?.close());
 

@@ -1,9 +1,9 @@
-import type { AddressInfo } from "node:net";
 import { PaddockError } from "@paddock/common/errors";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
 import { parseSessionSpec } from "../isolated/spec.js";
-import { createExecd, type Execd } from "./server.js";
+import { startExecd } from "../testing.js";
+import type { Execd } from "./server.js";
 
 /** [method, path, body (undefined: none), expected message] */
 type Case = [string, string, unknown, string];
@@ -13,9 +13,7 @@ describe("execd's refusals name the part, the JSON path and the property", () =>
   let base: string;
 
   beforeAll(async () => {
-    execd = createExecd({ token: "secret", env: new Environment({}), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}`;
+    ({ execd, base } = await startExecd({ env: new Environment({}) }));
   });
   afterAll(() => execd?.close());
 

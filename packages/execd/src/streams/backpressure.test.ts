@@ -1,13 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { type ClientRequest, request as httpRequest, type IncomingMessage } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../http/server.js";
+import type { Execd } from "../http/server.js";
+import { startExecd } from "../testing.js";
 
 /**
  * Each of execd's streams of a producer's output, read slowly (a byte a second) or not at all:
@@ -26,14 +25,21 @@ describe("execd holds a producer back while its client does not read", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "execd-backpressure-"));
-    execd = createExecd({ token, env: new Environment({ PATH: process.env.PATH ?? "" }), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    port = (execd.server.address() as AddressInfo).port;
+    ({ execd, port } = await startExecd());
   });
   afterAll(() => {
     execd?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
+
+  /** Once its client has left, the producer writes no more: how far it got. */
+  async function expectStopped(file: string): Promise<number> {
+    await sleep(1500);
+    const after = written(file);
+    await sleep(1500);
+    expect(written(file)).toBe(after);
+    return after;
+  }
 
   /** A shell producer of `blocks` blocks that counts them into `file`. */
   const shellProducer = (file: string) =>
@@ -117,10 +123,7 @@ describe("execd holds a producer back while its client does not read", () => {
       );
       expectHeldBack(result);
       result.close();
-      await sleep(1500);
-      const after = written(file);
-      await sleep(1500);
-      expect(written(file)).toBe(after);
+      await expectStopped(file);
     },
   );
 
@@ -169,11 +172,7 @@ describe("execd holds a producer back while its client does not read", () => {
       );
       expectHeldBack(result);
       result.close();
-      await sleep(1500);
-      const after = written(file);
-      await sleep(1500);
-      expect(written(file)).toBe(after);
-      expect(after).toBeLessThan(blocks);
+      expect(await expectStopped(file)).toBeLessThan(blocks);
     },
   );
 
