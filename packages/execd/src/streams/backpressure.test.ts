@@ -32,6 +32,13 @@ describe("execd holds a producer back while its client does not read", () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
+  /** Attacks a stream, checks that its producer was held back, and leaves. */
+  async function attackAndLeave(...args: Parameters<typeof attack>): Promise<void> {
+    const result = await attack(...args);
+    expectHeldBack(result);
+    result.close();
+  }
+
   /** Once its client has left, the producer writes no more: how far it got. */
   async function expectStopped(file: string): Promise<number> {
     await sleep(1500);
@@ -114,15 +121,7 @@ describe("execd holds a producer back while its client does not read", () => {
     "POST /command, read %s: the command is killed when the client leaves",
     async (reading) => {
       const file = join(dir, `command-${reading}`);
-      const result = await attack(
-        "/command",
-        json({ command: shellProducer(file) }),
-        jsonHeaders,
-        file,
-        reading,
-      );
-      expectHeldBack(result);
-      result.close();
+      await attackAndLeave("/command", json({ command: shellProducer(file) }), jsonHeaders, file, reading);
       await expectStopped(file);
     },
   );
@@ -138,15 +137,13 @@ describe("execd holds a producer back while its client does not read", () => {
           body: "{}",
         })
       ).json()) as { session_id: string };
-      const result = await attack(
+      await attackAndLeave(
         `/session/${session.session_id}/run`,
         json({ command: shellProducer(file) }),
         jsonHeaders,
         file,
         reading,
       );
-      expectHeldBack(result);
-      result.close();
       // Nobody reads the rest: the run goes on to its end, its output dropped, and the shell is
       // the session's again.
       await expect.poll(() => written(file), { timeout: 60_000, interval: 500 }).toBe(blocks);
@@ -163,15 +160,13 @@ describe("execd holds a producer back while its client does not read", () => {
     "a JavaScript cell on /code, read %s: the cell is interrupted when the client leaves",
     async (reading) => {
       const file = join(dir, `cell-${reading}`);
-      const result = await attack(
+      await attackAndLeave(
         "/code",
         json({ context: { language: "javascript" }, code: cellProducer(file) }),
         jsonHeaders,
         file,
         reading,
       );
-      expectHeldBack(result);
-      result.close();
       expect(await expectStopped(file)).toBeLessThan(blocks);
     },
   );
