@@ -93,21 +93,33 @@ export const EGRESS_UPSTREAM_DNS_ENV = "PADDOCK_EGRESS_UPSTREAM_DNS";
 /**
  * The container entrypoint that starts execd first (through tini, which reaps zombies) and the
  * user's entrypoint as execd's child. Node runs through its own dynamic loader so the user's
- * image needs neither Node nor a matching libc.
+ * image needs neither Node nor a matching libc. Without a user entrypoint (an isolated session's
+ * agent, started as its session's init with no tini flags), execd alone.
  */
-export function execdEntrypoint(userEntrypoint: readonly string[]): string[] {
+export function execdEntrypoint(
+  userEntrypoint: readonly string[] | undefined,
+  tiniFlags: readonly string[] = ["-s", "-g"],
+): string[] {
   return [
     `${EXECD_MOUNT}/bin/tini`,
-    "-s",
-    "-g",
+    ...tiniFlags,
     "--",
+    ...execdNode(),
+    `${EXECD_MOUNT}/execd.js`,
+    ...(userEntrypoint ? ["--", ...userEntrypoint] : []),
+  ];
+}
+
+/**
+ * execd's own Node from the mount, through the mount's loader and libraries: the sandbox's image
+ * may have no Node, or another libc.
+ */
+export function execdNode(): string[] {
+  return [
     `${EXECD_MOUNT}/lib/ld-linux-x86-64.so.2`,
     "--library-path",
     `${EXECD_MOUNT}/lib`,
     `${EXECD_MOUNT}/bin/node`,
-    `${EXECD_MOUNT}/execd.js`,
-    "--",
-    ...userEntrypoint,
   ];
 }
 

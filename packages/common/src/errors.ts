@@ -131,6 +131,17 @@ export const Errors = {
     503,
     "Pause and snapshots on Kubernetes push the sandbox's filesystem to a registry; the operator sets [kubernetes] snapshot_registry and snapshot_image.",
   ),
+  permissionDenied: defineError("permission_denied", 403, "The sandbox refused access to that path."),
+  rangeNotSatisfiable: defineError(
+    "range_not_satisfiable",
+    416,
+    "The requested byte range is outside the file.",
+  ),
+  languageUnavailable: defineError(
+    "language_unavailable",
+    400,
+    "The sandbox's template has no interpreter for that language; use a template that has it (python, node, code-interpreter). execd itself answers it with 501.",
+  ),
   notImplemented: defineError("not_implemented", 501, "Not implemented by this server."),
   internal: defineError("internal_error", 500, "An unexpected error occurred."),
 } as const;
@@ -177,4 +188,7 @@ export const ExecdErrors = {
     503,
     "The isolated session's agent did not start in time.",
   ),
+  alreadyExists: defineError("already_exists", 409, "A file or directory already exists at that path."),
+  directoryNotEmpty: defineError("directory_not_empty", 409, "The directory is not empty."),
+  bashUnavailable: defineError("bash_unavailable", 501, "The sandbox's image has no /bin/bash."),
 } as const;

@@ -1,2 +1,3 @@
 export { Environment } from "./environment.js";
-export { createExecd, type Route, route } from "./server.js";
+export { type Route, route } from "./http/router.js";
+export { createExecd } from "./http/server.js";

@@ -8,12 +8,12 @@ import {
 } from "@paddock/common/contracts";
 import { startEntrypoint, waitForEgress } from "./entrypoint.js";
 import { Environment } from "./environment.js";
+import { createExecd } from "./http/server.js";
 import {
   agentShellPrefix,
   ISOLATED_AGENT_PRIVATE_PROC_ENV,
   ISOLATED_AGENT_SOCKET_ENV,
-} from "./isolated-agent.js";
-import { createExecd } from "./server.js";
+} from "./isolated/agent.js";
 
 // execd's own process keeps no copy of the token in its environment: children never see it.
 const token = process.env[EXECD_TOKEN_ENV];

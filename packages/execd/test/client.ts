@@ -7,6 +7,7 @@ import {
 } from "@paddock/common";
 import type { CreateSandboxInput } from "@paddock/runtime";
 import { openTestStack, type TestSecureRuntime, type TestStack } from "@paddock/runtime/testing";
+import { afterAll, beforeAll } from "vitest";
 
 /** A small execd client for tests: base URL and token of one sandbox. */
 export class ExecdClient {
@@ -53,24 +54,19 @@ export class ExecdClient {
 
   /** Runs a foreground command: its stdout, stderr (exactly the bytes written) and exit code. */
   async run(command: string, options: Record<string, unknown> = {}) {
-    const events = await this.events(
-      "/command",
-      { command, ...options },
-      { [EXECD_OUTPUT_FRAMING_HEADER]: "chunks" },
-    );
+    const output = await this.output("/command", { command, ...options });
+    return { ...output, exitCode: output.last?.exit_code as number };
+  }
+
+  /** POSTs a run streamed in chunks: its events, stdout and stderr (exact bytes) and last event. */
+  async output(path: string, body: Record<string, unknown>) {
+    const events = await this.events(path, body, { [EXECD_OUTPUT_FRAMING_HEADER]: "chunks" });
     const text = (type: string) =>
       events
         .filter((event) => event.type === type)
         .map((event) => String(event.text ?? ""))
         .join("");
-    const last = events.at(-1);
-    return {
-      events,
-      stdout: text("stdout"),
-      stderr: text("stderr"),
-      exitCode: last?.exit_code as number,
-      last,
-    };
+    return { events, stdout: text("stdout"), stderr: text("stderr"), last: events.at(-1) };
   }
 }
 
@@ -86,4 +82,26 @@ export async function sandboxWithExecd(
   const t = await openTestStack({ secure });
   const sandbox = await t.stack.sandboxes.create({ entrypoint: ["sleep", "infinity"], ...request });
   return { t, execd: await ExecdClient.of(t, sandbox.id) };
+}
+
+/**
+ * For a describe block: a sandbox made before its tests (then `setup` run in it) and removed
+ * after them; `use` receives its execd client.
+ */
+export function sandboxPerSuite(
+  secure: TestSecureRuntime,
+  request: CreateSandboxInput,
+  use: (execd: ExecdClient) => void,
+  setup?: (execd: ExecdClient) => Promise<void>,
+): void {
+  let t: TestStack | undefined;
+  beforeAll(async () => {
+    const made = await sandboxWithExecd(secure, request);
+    t = made.t;
+    use(made.execd);
+    await setup?.(made.execd);
+  });
+  afterAll(async () => {
+    await t?.dispose();
+  });
 }

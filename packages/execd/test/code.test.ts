@@ -1,16 +1,10 @@
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { type ExecdClient, sandboxPerSuite } from "./client.js";
 
 describe.each(["gvisor", "runc"] as const)("stateful code under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/template-python:latest" } }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  sandboxPerSuite(secure, { image: { uri: "paddock/template-python:latest" } }, (made) => {
+    execd = made;
   });
 
   const run = async (id: string, code: string) => {

@@ -1,20 +1,18 @@
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { countProcesses, type ExecdClient, sandboxPerSuite } from "./client.js";
 
 describe.each(["gvisor", "runc"] as const)("execd commands and sessions under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, {
+  sandboxPerSuite(
+    secure,
+    {
       image: { uri: "paddock/template-python:latest" },
       env: { SANDBOX_GREETING: "hi from env" },
-    }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+    },
+    (made) => {
+      execd = made;
+    },
+  );
 
   test("every route needs the sandbox's token", async () => {
     expect((await fetch(`${execd.base}/ping`)).status).toBe(401);

@@ -1,6 +1,5 @@
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { type ExecdClient, sandboxPerSuite } from "./client.js";
 
 function multipart(
   files: Array<{ metadata: Record<string, unknown>; content: Uint8Array | string }>,
@@ -14,18 +13,17 @@ function multipart(
 }
 
 describe.each(["gvisor", "runc"] as const)("execd files, directories and metrics under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, {
+  sandboxPerSuite(
+    secure,
+    {
       image: { uri: "paddock/base:bookworm" },
       resourceLimits: { cpu: "500m" },
-    }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+    },
+    (made) => {
+      execd = made;
+    },
+  );
 
   test("upload, download (whole, ranged, by lines) and info", async () => {
     const binary = new Uint8Array(256 * 1024).map((_, i) => (i * 7) % 256);

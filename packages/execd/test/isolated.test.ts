@@ -2,10 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EXECD_OUTPUT_FRAMING_HEADER, EXECD_PORT, type SseEvent } from "@paddock/common";
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
+import { EXECD_PORT } from "@paddock/common";
+import { describe, expect, test } from "vitest";
+import { countProcesses, type ExecdClient, sandboxPerSuite } from "./client.js";
 
 const workspace = "/workspace";
 
@@ -29,17 +28,11 @@ async function runIn(
   code: string,
   options: Record<string, unknown> = {},
 ) {
-  const events: SseEvent[] = await execd.events(
-    `/v1/isolated/session/${session}/run`,
-    { code, ...options },
-    { [EXECD_OUTPUT_FRAMING_HEADER]: "chunks" },
-  );
-  const text = (type: string) =>
-    events
-      .filter((event) => event.type === type)
-      .map((event) => String(event.text ?? ""))
-      .join("");
-  return { stdout: text("stdout"), stderr: text("stderr"), last: events.at(-1) };
+  const { stdout, stderr, last } = await execd.output(`/v1/isolated/session/${session}/run`, {
+    code,
+    ...options,
+  });
+  return { stdout, stderr, last };
 }
 
 /** The entries of a tar archive, listed and extracted by the host's GNU tar. */
@@ -53,25 +46,26 @@ function untar(archive: Buffer): { names: string[]; dir: string } {
 }
 
 describe("execd isolated sessions under runc", () => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd("runc", { image: { uri: "paddock/base:bookworm" } }));
-    const setup = await execd.run(
-      [
-        `mkdir -p ${workspace}/src ${workspace}/old-dir`,
-        `echo original > ${workspace}/src/keep.txt`,
-        `echo change-me > ${workspace}/change.txt`,
-        `echo bye > ${workspace}/delete-me.txt`,
-        `echo x > ${workspace}/old-dir/x.txt`,
-      ].join(" && "),
-    );
-    expect(setup.exitCode).toBe(0);
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+  sandboxPerSuite(
+    "runc",
+    { image: { uri: "paddock/base:bookworm" } },
+    (made) => {
+      execd = made;
+    },
+    async () => {
+      const setup = await execd.run(
+        [
+          `mkdir -p ${workspace}/src ${workspace}/old-dir`,
+          `echo original > ${workspace}/src/keep.txt`,
+          `echo change-me > ${workspace}/change.txt`,
+          `echo bye > ${workspace}/delete-me.txt`,
+          `echo x > ${workspace}/old-dir/x.txt`,
+        ].join(" && "),
+      );
+      expect(setup.exitCode).toBe(0);
+    },
+  );
 
   test("capabilities say what this runtime allows", async () => {
     const capabilities = await execd.json("/v1/isolated/capabilities");
@@ -535,19 +529,20 @@ describe("execd isolated sessions under runc", () => {
 });
 
 describe("execd isolated sessions under gvisor", () => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd("gvisor", { image: { uri: "paddock/base:bookworm" } }));
-    const setup = await execd.run(
-      `mkdir -p ${workspace}/old-dir && echo x > ${workspace}/old-dir/x.txt && echo change-me > ${workspace}/change.txt`,
-    );
-    expect(setup.exitCode).toBe(0);
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+  sandboxPerSuite(
+    "gvisor",
+    { image: { uri: "paddock/base:bookworm" } },
+    (made) => {
+      execd = made;
+    },
+    async () => {
+      const setup = await execd.run(
+        `mkdir -p ${workspace}/old-dir && echo x > ${workspace}/old-dir/x.txt && echo change-me > ${workspace}/change.txt`,
+      );
+      expect(setup.exitCode).toBe(0);
+    },
+  );
 
   test("capabilities: everything a session needs works, a private /proc included", async () => {
     const capabilities = await execd.json("/v1/isolated/capabilities");
@@ -599,19 +594,20 @@ describe("execd isolated sessions under gvisor", () => {
 describe.each(["runc", "gvisor"] as const)(
   "execd isolated sessions under %s: shell, binds, locks, /proc",
   (secure) => {
-    let t: TestStack;
     let execd: ExecdClient;
-
-    beforeAll(async () => {
-      ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/base:bookworm" } }));
-      const setup = await execd.run(
-        `mkdir -p ${workspace} /media/data /media/out && echo data > /media/data/d.txt && echo file > /media/one.txt`,
-      );
-      expect(setup.exitCode).toBe(0);
-    });
-    afterAll(async () => {
-      await t?.dispose();
-    });
+    sandboxPerSuite(
+      secure,
+      { image: { uri: "paddock/base:bookworm" } },
+      (made) => {
+        execd = made;
+      },
+      async () => {
+        const setup = await execd.run(
+          `mkdir -p ${workspace} /media/data /media/out && echo data > /media/data/d.txt && echo file > /media/one.txt`,
+        );
+        expect(setup.exitCode).toBe(0);
+      },
+    );
 
     test("runs of one session share one shell: directory, variables and functions carry over", async () => {
       const id = await createSession(execd);

@@ -1,7 +1,6 @@
 import { EXECD_ENV_PATH } from "@paddock/common/contracts";
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { countProcesses, type ExecdClient, sandboxPerSuite } from "./client.js";
 
 /** Creates a Python context and returns its id. */
 async function openContext(execd: ExecdClient): Promise<string> {
@@ -56,18 +55,17 @@ async function interruptWithChild(execd: ExecdClient, id: string): Promise<strin
 
 /** Python contexts in the code-interpreter template (python3-ipykernel) run on a real kernel. */
 describe.each(["gvisor", "runc"] as const)("the IPython kernel under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, {
+  sandboxPerSuite(
+    secure,
+    {
       image: { uri: "paddock/template-code-interpreter:latest" },
       resourceLimits: { memory: "2Gi" },
-    }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+    },
+    (made) => {
+      execd = made;
+    },
+  );
 
   const context = () => openContext(execd);
   const run = (id: string, code: string) => runCell(execd, id, code);
@@ -248,18 +246,17 @@ describe.each(["gvisor", "runc"] as const)("the IPython kernel under %s", (secur
 
 /** A kernelspec with `interrupt_mode: message` is interrupted over the control channel. */
 describe("a kernel interrupted by message", () => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd("runc", {
+  sandboxPerSuite(
+    "runc",
+    {
       image: { uri: "paddock/template-code-interpreter:latest" },
       resourceLimits: { memory: "2Gi" },
-    }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+    },
+    (made) => {
+      execd = made;
+    },
+  );
 
   test("interrupt_request on control stops the cell and keeps the context", async () => {
     // Before the first Python context: execd reads the kernelspec once.

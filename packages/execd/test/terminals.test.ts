@@ -1,7 +1,6 @@
 import { type SseEvent, SseParser } from "@paddock/common";
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { countProcesses, type ExecdClient, sandboxPerSuite } from "./client.js";
 
 /** A terminal's stream as the client sees it: its id, the output so far, and how it ended. */
 class TerminalStream {
@@ -61,14 +60,9 @@ class TerminalStream {
 }
 
 describe.each(["gvisor", "runc"] as const)("execd terminals under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
-
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, { image: { uri: "paddock/template-python:latest" } }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
+  sandboxPerSuite(secure, { image: { uri: "paddock/template-python:latest" } }, (made) => {
+    execd = made;
   });
 
   test("a login shell on a real terminal: size, resize, input, and its exit code", async () => {

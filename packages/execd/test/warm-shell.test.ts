@@ -1,7 +1,6 @@
 import { EXECD_ENV_PATH } from "@paddock/common";
-import type { TestStack } from "@paddock/runtime/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js";
+import { describe, expect, test } from "vitest";
+import { countProcesses, type ExecdClient, sandboxPerSuite } from "./client.js";
 
 /**
  * Commands after the first run in a shell started ahead of time. These tests compare each such
@@ -9,7 +8,6 @@ import { countProcesses, type ExecdClient, sandboxWithExecd } from "./client.js"
  * what the command sees must not tell them apart.
  */
 describe.each(["gvisor", "runc"] as const)("execd's warm shell under %s", (secure) => {
-  let t: TestStack;
   let execd: ExecdClient;
   // Only the warm shell's bootstrap leaves this variable behind (unexported).
   const probe = "declare -p __paddock_command >/dev/null 2>&1 && echo warm || echo cold";
@@ -23,15 +21,13 @@ describe.each(["gvisor", "runc"] as const)("execd's warm shell under %s", (secur
     return { ...result, stderr: result.stderr.split("\n").slice(1).join("\n") };
   }
 
-  beforeAll(async () => {
-    ({ t, execd } = await sandboxWithExecd(secure, {
-      image: { uri: "paddock/base:bookworm" },
-      env: { SANDBOX_GREETING: "hi from env" },
-    }));
-  });
-  afterAll(async () => {
-    await t?.dispose();
-  });
+  sandboxPerSuite(
+    secure,
+    { image: { uri: "paddock/base:bookworm" }, env: { SANDBOX_GREETING: "hi from env" } },
+    (made) => {
+      execd = made;
+    },
+  );
 
   test("a command needing a uid gets a shell of its own", async () => {
     expect((await execd.run(probe, cold)).stdout).toBe("cold\n");

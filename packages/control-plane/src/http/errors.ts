@@ -1,4 +1,4 @@
-import { defineError } from "@paddock/common";
+import { defineError, Errors } from "@paddock/common";
 
 /** Control-plane error codes (the registry is shared: see @paddock/common errors.ts). */
 export const ControlPlaneErrors = {
@@ -28,27 +28,19 @@ export const ControlPlaneErrors = {
     400,
     "The command or its environment contains a NUL character, which no process argument can hold.",
   ),
-  permissionDenied: defineError("permission_denied", 403, "The sandbox refused access to that path."),
+  permissionDenied: Errors.permissionDenied,
   fileConflict: defineError(
     "file_conflict",
     409,
     "The path is in a state that does not allow this (exists, not empty).",
   ),
-  rangeNotSatisfiable: defineError(
-    "range_not_satisfiable",
-    416,
-    "The requested byte range is outside the file.",
-  ),
+  rangeNotSatisfiable: Errors.rangeNotSatisfiable,
   networkPolicyAbsent: defineError(
     "network_policy_absent",
     409,
     "The sandbox was created without a networkPolicy; there is no policy to read or change.",
   ),
-  languageUnavailable: defineError(
-    "language_unavailable",
-    400,
-    "The sandbox's template has no interpreter for that language; use a template that has it (python, node, code-interpreter).",
-  ),
+  languageUnavailable: Errors.languageUnavailable,
   sandboxNotRunning: defineError(
     "sandbox_not_running",
     409,

@@ -1,23 +1,23 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { errorDefinitions } from "@paddock/common";
+import { Errors, ExecdErrors, errorDefinitions } from "@paddock/common";
 import { execdErrorByCode } from "@paddock/runtime";
 import { describe, expect, test } from "vitest";
-import "./errors.js"; // the control plane's codes (file_not_found, ...) in the registry
+import "../http/errors.js"; // the control plane's codes (file_not_found, ...) in the registry
 
 const execdSources = join(import.meta.dirname, "../../../execd/src");
 
-/** Every error code execd's sources can answer with. */
+/** Every error code execd's sources can answer with: the registry definitions they name. */
 function execdCodes(): Set<string> {
   const codes = new Set<string>();
-  for (const file of readdirSync(execdSources).filter((name) => name.endsWith(".ts"))) {
+  const definitions: Record<string, Record<string, { code: string }>> = { Errors, ExecdErrors };
+  for (const file of readdirSync(execdSources, { recursive: true, encoding: "utf8" })) {
+    if (!file.endsWith(".ts") || file.endsWith(".test.ts")) continue;
     const text = readFileSync(join(execdSources, file), "utf8");
-    for (const pattern of [
-      /ExecdError\(\s*\d+,\s*"([a-z_]+)"/g,
-      /\[\d{3}, "([a-z_]+)"\]/g,
-      /code: "([a-z_]+)"/g,
-    ])
-      for (const match of text.matchAll(pattern)) codes.add(match[1] as string);
+    for (const match of text.matchAll(/\b(Errors|ExecdErrors)\.(\w+)/g)) {
+      const code = definitions[match[1] as string]?.[match[2] as string]?.code;
+      if (code) codes.add(code);
+    }
   }
   return codes;
 }
@@ -44,6 +44,14 @@ describe("execd's error codes", () => {
       expect(registered.has(code), code).toBe(true);
       expect(execdErrorByCode(code)?.code).toBe(code);
     }
+  });
+
+  test("every code execd answers with is in the registry", () => {
+    const registered = new Set(errorDefinitions().map((definition) => definition.code));
+    const codes = [...execdCodes()];
+    for (const code of ["already_exists", "directory_not_empty", "bash_unavailable", "permission_denied"])
+      expect(codes).toContain(code);
+    expect(codes.filter((code) => !registered.has(code))).toEqual([]);
   });
 });
 

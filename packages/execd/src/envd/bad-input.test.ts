@@ -1,10 +1,10 @@
 import { mkdtempSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import type { Execd } from "../http/server.js";
+import { startExecd } from "../testing.js";
 
 describe("envd refuses text that is not Unicode with a 400, in its own shapes", () => {
   let execd: Execd;
@@ -12,9 +12,7 @@ describe("envd refuses text that is not Unicode with a 400, in its own shapes", 
   const scratch = mkdtempSync(join(tmpdir(), "envd-bad-input-"));
 
   beforeAll(async () => {
-    execd = createExecd({ token: "secret", env: new Environment({}), isolated: false });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}`;
+    ({ execd, base } = await startExecd({ env: new Environment({}) }));
   });
   afterAll(() => execd?.close());
 

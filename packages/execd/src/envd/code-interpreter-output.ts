@@ -3,7 +3,7 @@
  * line, each read by E2B's SDKs by its `type` (stdout, stderr, result, error,
  * number_of_executions).
  */
-import type { CellEvent } from "../code-contexts.js";
+import type { CellEvent } from "../code/cells.js";
 import { CHART_MIME, DATA_MIME } from "./code-interpreter-python.js";
 
 export type OutputMessage = { type: string } & Record<string, unknown>;

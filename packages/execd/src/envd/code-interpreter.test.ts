@@ -1,9 +1,8 @@
 import { existsSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import { EXECD_CODE_INTERPRETER_PREFIX } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import type { Execd } from "../http/server.js";
+import { startExecd } from "../testing.js";
 
 type Line = { type: string } & Record<string, unknown>;
 
@@ -17,13 +16,8 @@ describe("the code interpreter's /execute and /contexts", () => {
   let base: string;
 
   beforeAll(async () => {
-    execd = createExecd({
-      token: "secret",
-      env: new Environment({ PATH: process.env.PATH ?? "" }),
-      isolated: false,
-    });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}${EXECD_CODE_INTERPRETER_PREFIX}`;
+    ({ execd, base } = await startExecd());
+    base += `${EXECD_CODE_INTERPRETER_PREFIX}`;
   });
   afterAll(() => execd?.close());
 

@@ -1,9 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { Errors, PaddockError } from "@paddock/common/errors";
 import { invalidField, missingProperty } from "@paddock/common/validation-messages";
-import { type CellSink, type CodeContexts, checkEnv, codeLanguage } from "../code-contexts.js";
-import { badRequest, ExecdError, optionalString, optionalStringMap, readObject, sendJson } from "../http.js";
-import { type Route, route } from "../server.js";
-import { drained } from "../sse-response.js";
+import { type CellSink, checkEnv, codeLanguage } from "../code/cells.js";
+import type { CodeContexts } from "../code/contexts.js";
+import { sendJson } from "../http/answers.js";
+import { optionalString, optionalStringMap, readObject } from "../http/request.js";
+import { type Route, route } from "../http/router.js";
+import { drained } from "../streams/backpressure.js";
 import { outputMessage } from "./code-interpreter-output.js";
 import { RICH_OUTPUT_SETUP } from "./code-interpreter-python.js";
 
@@ -56,10 +59,14 @@ export class CodeInterpreter {
   private async execute(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readObject(req);
     const code = optionalString(body, "code");
-    if (code === undefined) throw badRequest(missingProperty("body", "code"));
+    if (code === undefined) throw new PaddockError(Errors.invalidRequest, missingProperty("body", "code"));
     const id = optionalString(body, "context_id");
     const language = optionalString(body, "language");
-    if (id && language) throw badRequest(invalidField("body", "give context_id or language, not both"));
+    if (id && language)
+      throw new PaddockError(
+        Errors.invalidRequest,
+        invalidField("body", "give context_id or language, not both"),
+      );
     const env = optionalStringMap(body, "env_vars");
     if (env) checkEnv(env);
     const context = await this.code.contextFor({ id, language: language && noBash(language) });
@@ -84,7 +91,7 @@ export class CodeInterpreter {
         });
       } catch (error) {
         // Refused once streaming (the context was removed, or is busy with a /code run).
-        if (!(error instanceof ExecdError)) throw error;
+        if (!(error instanceof PaddockError)) throw error;
         sink.event({ type: "error", error: { ename: error.code, evalue: error.message, traceback: [] } });
       }
       res.end();
@@ -125,7 +132,10 @@ function ndjson(res: ServerResponse): CellSink {
 
 function noBash(language: string): string {
   if (codeLanguage(language) === "bash")
-    throw badRequest("bash runs through commands here (sandbox.commands.run), not the code interpreter");
+    throw new PaddockError(
+      Errors.invalidRequest,
+      "bash runs through commands here (sandbox.commands.run), not the code interpreter",
+    );
   return language;
 }
 
@@ -143,7 +153,7 @@ function plainErrors(handler: Handler): Handler {
     try {
       await handler(req, res, url, params);
     } catch (error) {
-      if (!(error instanceof ExecdError) || res.headersSent) throw error;
+      if (!(error instanceof PaddockError) || res.headersSent) throw error;
       const text = error.message;
       res.writeHead(error.status, {
         "content-type": "text/plain; charset=utf-8",

@@ -1,7 +1,10 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import { PaddockError } from "@paddock/common/errors";
 import { decodeUtf8, illFormedString } from "@paddock/common/unicode";
-import { ExecdError, isRecord } from "../http.js";
-import type { Route } from "../server.js";
+import { sendJson } from "../http/answers.js";
+import type { Route } from "../http/router.js";
+import { isRecord } from "../json.js";
+import { drained } from "../streams/backpressure.js";
 
 /**
  * The Connect protocol (connectrpc.com/docs/protocol) with JSON messages, as E2B's SDKs speak it
@@ -111,7 +114,7 @@ export function connectRoutes(prefix: string, serviceName: string, service: Conn
 /** Any error a handler throws, as the Connect error the client should see. */
 export function toConnectError(error: unknown): ConnectError {
   if (error instanceof ConnectError) return error;
-  if (error instanceof ExecdError) {
+  if (error instanceof PaddockError) {
     const byStatus: Record<number, ConnectCode> = {
       400: "invalid_argument",
       401: "unauthenticated",
@@ -245,12 +248,7 @@ async function serveUnary(req: IncomingMessage, res: ServerResponse, handler: Un
   let status = 200;
   let body: unknown;
   try {
-    if (!(req.headers["content-type"] ?? "").startsWith("application/json")) {
-      throw new ConnectError(
-        "unimplemented",
-        "only the JSON codec is served (Content-Type: application/json)",
-      );
-    }
+    requireCodec(req, "application/json");
     body = await raceAbort(handler(parseMessage(await readBody(req)), context), context.signal);
   } catch (error) {
     const failure = toConnectError(error);
@@ -260,9 +258,13 @@ async function serveUnary(req: IncomingMessage, res: ServerResponse, handler: Un
     done();
   }
   if (res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) });
-  res.end(text);
+  sendJson(res, status, body);
+}
+
+/** Only the JSON codecs are served: `type` is the one this kind of call is sent with. */
+function requireCodec(req: IncomingMessage, type: string): void {
+  if (!(req.headers["content-type"] ?? "").startsWith(type))
+    throw new ConnectError("unimplemented", `only the JSON codec is served (Content-Type: ${type})`);
 }
 
 function envelope(flags: number, message: unknown): Buffer {
@@ -288,36 +290,20 @@ async function serveStream(req: IncomingMessage, res: ServerResponse, handler: S
   const { context, done } = contextOf(req, res);
   let request: Message;
   try {
-    if (!(req.headers["content-type"] ?? "").startsWith("application/connect+json")) {
-      throw new ConnectError(
-        "unimplemented",
-        "only the JSON codec is served (Content-Type: application/connect+json)",
-      );
-    }
+    requireCodec(req, "application/connect+json");
     request = firstEnvelope(await readBody(req));
   } catch (error) {
     done();
     const failure = toConnectError(error);
-    const text = JSON.stringify(errorBody(failure));
     res.writeHead(statusOf[failure.code], { "content-type": "application/json" });
-    res.end(text);
+    res.end(JSON.stringify(errorBody(failure)));
     return;
   }
   res.writeHead(200, { "content-type": "application/connect+json" });
   res.flushHeaders();
   const send = async (message: Message) => {
     if (context.signal.aborted) throw context.signal.reason;
-    if (!res.write(envelope(0, message))) {
-      await new Promise<void>((resolve) => {
-        const finish = () => {
-          res.off("drain", finish);
-          res.off("close", finish);
-          resolve();
-        };
-        res.on("drain", finish);
-        res.on("close", finish);
-      });
-    }
+    if (!res.write(envelope(0, message))) await drained(res);
   };
   let end: Message = {};
   try {

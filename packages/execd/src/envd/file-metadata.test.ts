@@ -5,15 +5,11 @@
  */
 import type { Stats } from "node:fs";
 import { chmod, link, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { E2B_ENVD_VERSION, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
-import { type FilesystemEvent, InvalidArgumentError, Sandbox } from "e2b";
+import { type FilesystemEvent, InvalidArgumentError, type Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
-import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import { startEnvd } from "../testing.js";
 import { FileMetadataStore } from "./file-metadata.js";
 
 /** Directories this suite's statfs reports as NFS: no network filesystem is mounted on a test machine. */
@@ -29,52 +25,6 @@ vi.mock("node:fs/promises", async (importOriginal) => {
   };
 });
 
-const token = "secret";
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
-  );
-}
-
-/** An execd with its envd reached as the SDK reaches it (the token added on the way, as the gateway does). */
-async function startEnvd(fileMetadataPath: string) {
-  const execd = createExecd({ token, env: new Environment({}), isolated: false, fileMetadataPath });
-  const execdPort = await listen(execd.server);
-  const proxy = createServer((req, res) => {
-    const forward = request(
-      {
-        host: "127.0.0.1",
-        port: execdPort,
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, "x-execd-access-token": token },
-      },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    req.pipe(forward);
-    res.on("close", () => forward.destroy());
-  });
-  const base = `http://127.0.0.1:${await listen(proxy)}${EXECD_ENVD_PREFIX}`;
-  const sandbox = new (Sandbox as unknown as new (options: object) => Sandbox)({
-    sandboxId: "local",
-    envdVersion: E2B_ENVD_VERSION,
-    sandboxUrl: base,
-    apiKey: "unused",
-  });
-  return {
-    base,
-    sandbox,
-    close: () => {
-      proxy.close();
-      (execd as Execd).close();
-    },
-  };
-}
-
 describe("envd 0.6.x features through E2B's SDK", () => {
   let envd: Awaited<ReturnType<typeof startEnvd>>;
   let sandbox: Sandbox;
@@ -84,7 +34,7 @@ describe("envd 0.6.x features through E2B's SDK", () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "envd-metadata-"));
     storePath = join(dir, "state", "file-metadata.jsonl");
-    envd = await startEnvd(storePath);
+    envd = await startEnvd({ fileMetadataPath: storePath });
     sandbox = envd.sandbox;
   });
   afterAll(async () => {
@@ -158,7 +108,7 @@ describe("envd 0.6.x features through E2B's SDK", () => {
   test("metadata outlives execd: a new execd reads it from the store", async () => {
     const path = join(dir, "kept.txt");
     await sandbox.files.write(path, "k", { metadata: { kept: "yes" } });
-    const again = await startEnvd(storePath);
+    const again = await startEnvd({ fileMetadataPath: storePath });
     try {
       expect((await again.sandbox.files.getInfo(path)).metadata).toEqual({ kept: "yes" });
     } finally {

@@ -1,11 +1,11 @@
-import { once } from "node:events";
 import type { WriteStream } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import type { IncomingMessage } from "node:http";
 import { basename, dirname } from "node:path";
-import { finished, pipeline } from "node:stream/promises";
+import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { readMultipart } from "../multipart.js";
+import { fileWriter } from "../files/file-writer.js";
+import { readMultipart } from "../http/multipart.js";
 import { ConnectError } from "./connect.js";
 import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";
@@ -145,16 +145,11 @@ async function receiveParts(
       });
       // Awaited by the part's first write or its end; a body cut short awaits neither.
       opening.catch(() => undefined);
+      const writer = fileWriter(opening);
       return {
-        write: async (chunk) => {
-          const file = await opening;
-          if (!file.write(chunk)) await once(file, "drain");
-        },
+        write: writer.write,
         end: async () => {
-          const file = await opening;
-          file.end();
-          await finished(file);
-          unfinished.delete(file);
+          unfinished.delete(await writer.end());
           written.push(await uploaded(target, metadata));
         },
       };

@@ -5,64 +5,25 @@
  * Paddock's server and a gVisor sandbox.
  */
 import { chmod, mkdtemp, readFile, rm, stat, symlink, writeFile } from "node:fs/promises";
-import { createServer, request, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { E2B_ENVD_VERSION, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
-import { FileNotFoundError, type FilesystemEvent, InvalidArgumentError, Sandbox } from "e2b";
+import { FileNotFoundError, type FilesystemEvent, InvalidArgumentError, type Sandbox } from "e2b";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
-
-const token = "secret";
-
-function listen(server: Server): Promise<number> {
-  return new Promise((resolve) =>
-    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
-  );
-}
+import { startEnvd, testToken as token } from "../testing.js";
 
 describe("envd filesystem through E2B's SDK", () => {
-  let execd: Execd;
-  let proxy: Server;
+  let envd: Awaited<ReturnType<typeof startEnvd>>;
   let sandbox: Sandbox;
   let dir: string;
   let base: string;
 
   beforeAll(async () => {
-    execd = createExecd({ token, env: new Environment({}), isolated: false });
-    const execdPort = await listen(execd.server);
-    proxy = createServer((req, res) => {
-      const forward = request(
-        {
-          host: "127.0.0.1",
-          port: execdPort,
-          method: req.method,
-          path: req.url,
-          headers: { ...req.headers, "x-execd-access-token": token },
-        },
-        (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      req.pipe(forward);
-      res.on("close", () => forward.destroy());
-    });
-    const port = await listen(proxy);
-    base = `http://127.0.0.1:${port}${EXECD_ENVD_PREFIX}`;
-    sandbox = new (Sandbox as unknown as new (options: object) => Sandbox)({
-      sandboxId: "local",
-      envdVersion: E2B_ENVD_VERSION,
-      sandboxUrl: base,
-      apiKey: "unused",
-    });
+    envd = await startEnvd();
+    ({ sandbox, base } = envd);
     dir = await mkdtemp(join(tmpdir(), "envd-files-"));
   });
   afterAll(async () => {
-    proxy?.close();
-    execd?.close();
+    envd?.close();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Stats } from "node:fs";
 import { lstat, readdir, rename, rm, stat, statfs } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Route } from "../server.js";
+import type { Route } from "../http/router.js";
 import { type CallContext, ConnectError, connectRoutes, keepaliveMs, type Message } from "./connect.js";
 import { type FileMetadataStore, resolvedParent } from "./file-metadata.js";
 import { entryInfo } from "./files-entry.js";

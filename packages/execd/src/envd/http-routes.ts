@@ -3,10 +3,11 @@ import { stat, statfs } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pipeline } from "node:stream/promises";
 import { createGzip } from "node:zlib";
-import * as files from "../files.js";
-import { searchParams, sendJson } from "../http.js";
-import type { Metrics } from "../metrics.js";
-import { type Route, route } from "../server.js";
+import { sendJson } from "../http/answers.js";
+import * as fileRoutes from "../http/file-routes.js";
+import { searchParams } from "../http/request.js";
+import { type Route, route } from "../http/router.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { ConnectError, httpStatusOf, toConnectError } from "./connect.js";
 import { type FileMetadataStore, metadataFromHeaders } from "./file-metadata.js";
 import { receiveUpload } from "./files-upload.js";
@@ -122,5 +123,5 @@ async function download(req: IncomingMessage, res: ServerResponse, url: URL): Pr
     return;
   }
   // execd's own download streams the file, Range requests included.
-  await files.download(new URL(`http://execd/?path=${encodeURIComponent(path)}`), req, res);
+  await fileRoutes.download(new URL(`http://execd/?path=${encodeURIComponent(path)}`), req, res);
 }

@@ -1,8 +1,8 @@
 import { EXECD_CODE_INTERPRETER_PREFIX, EXECD_ENVD_PREFIX } from "@paddock/common/contracts";
-import type { CodeContexts } from "../code-contexts.js";
+import type { CodeContexts } from "../code/contexts.js";
 import type { Environment } from "../environment.js";
-import type { Metrics } from "../metrics.js";
-import type { Route } from "../server.js";
+import type { Route } from "../http/router.js";
+import type { Metrics } from "../metrics/metrics.js";
 import { CodeInterpreter } from "./code-interpreter.js";
 import { FileMetadataStore } from "./file-metadata.js";
 import { EnvdFilesystem } from "./filesystem.js";

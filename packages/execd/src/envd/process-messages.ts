@@ -1,4 +1,4 @@
-import { isRecord } from "../http.js";
+import { isRecord } from "../json.js";
 import { ConnectError, type Message } from "./connect.js";
 
 /**

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import type { Writable } from "node:stream";
-import { killGroup } from "../commands.js";
-import { ptyHelper } from "../terminals.js";
+import { killGroup } from "../commands/process-group.js";
+import { ptyHelper } from "../terminals/terminals.js";
 import { ConnectError, toConnectError } from "./connect.js";
 import { EventFeed, type Watcher } from "./process-feed.js";
 import {

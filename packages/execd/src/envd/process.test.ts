@@ -1,8 +1,7 @@
-import type { AddressInfo } from "node:net";
 import { EXECD_ENVD_PREFIX, EXECD_ENVD_USER_ENV } from "@paddock/common/contracts";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { Environment } from "../environment.js";
-import { createExecd, type Execd } from "../server.js";
+import type { Execd } from "../http/server.js";
+import { startExecd } from "../testing.js";
 
 /**
  * `process.Process` on the wire, against an execd in this process: what a Connect client that
@@ -15,13 +14,8 @@ describe("envd's process service over Connect", () => {
   const headers = { "x-execd-access-token": "secret" };
 
   beforeAll(async () => {
-    execd = createExecd({
-      token: "secret",
-      env: new Environment({ PATH: process.env.PATH ?? "" }),
-      isolated: false,
-    });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}${EXECD_ENVD_PREFIX}/process.Process`;
+    ({ execd, base } = await startExecd());
+    base += `${EXECD_ENVD_PREFIX}/process.Process`;
   });
   afterAll(() => execd?.close());
 
@@ -194,13 +188,8 @@ describe("envd's processes in a sandbox whose image names a default user", () =>
 
   beforeAll(async () => {
     process.env[EXECD_ENVD_USER_ENV] = "nobody";
-    execd = createExecd({
-      token: "secret",
-      env: new Environment({ PATH: process.env.PATH ?? "" }),
-      isolated: false,
-    });
-    await new Promise<void>((resolve) => execd.server.listen(0, "127.0.0.1", resolve));
-    base = `http://127.0.0.1:${(execd.server.address() as AddressInfo).port}${EXECD_ENVD_PREFIX}/process.Process`;
+    ({ execd, base } = await startExecd());
+    base += `${EXECD_ENVD_PREFIX}/process.Process`;
   });
   afterAll(() => {
     delete process.env[EXECD_ENVD_USER_ENV];

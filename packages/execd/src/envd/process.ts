@@ -1,6 +1,6 @@
+import { WarmShell } from "../commands/warm-shell.js";
 import type { Environment } from "../environment.js";
-import type { Route } from "../server.js";
-import { WarmShell } from "../warm-shell.js";
+import type { Route } from "../http/router.js";
 import {
   type CallContext,
   ConnectError,
