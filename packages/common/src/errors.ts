@@ -131,6 +131,12 @@ export const Errors = {
     503,
     "Pause and snapshots on Kubernetes push the sandbox's filesystem to a registry; the operator sets [kubernetes] snapshot_registry and snapshot_image.",
   ),
+  fileNotFound: defineError("file_not_found", 404, "No such file or directory in the sandbox."),
+  fileConflict: defineError(
+    "file_conflict",
+    409,
+    "The path is in a state that does not allow this (exists, not empty).",
+  ),
   permissionDenied: defineError("permission_denied", 403, "The sandbox refused access to that path."),
   rangeNotSatisfiable: defineError(
     "range_not_satisfiable",

@@ -17,7 +17,7 @@ export const ControlPlaneErrors = {
     403,
     "This operation needs an account session or an unscoped key.",
   ),
-  fileNotFound: defineError("file_not_found", 404, "No such file or directory in the sandbox."),
+  fileNotFound: Errors.fileNotFound,
   invalidPath: defineError(
     "invalid_path",
     400,
@@ -29,11 +29,7 @@ export const ControlPlaneErrors = {
     "The command or its environment contains a NUL character, which no process argument can hold.",
   ),
   permissionDenied: Errors.permissionDenied,
-  fileConflict: defineError(
-    "file_conflict",
-    409,
-    "The path is in a state that does not allow this (exists, not empty).",
-  ),
+  fileConflict: Errors.fileConflict,
   rangeNotSatisfiable: Errors.rangeNotSatisfiable,
   networkPolicyAbsent: defineError(
     "network_policy_absent",

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { Errors, ExecdErrors, errorDefinitions } from "@paddock/common";
 import { execdErrorByCode } from "@paddock/runtime";
 import { describe, expect, test } from "vitest";
-import "../http/errors.js"; // the control plane's codes (file_not_found, ...) in the registry
 
 const execdSources = join(import.meta.dirname, "../../../execd/src");
 

@@ -6,10 +6,10 @@ import { type ErrorDefinition, Errors, errorDefinitionOf, PaddockError } from "@
  */
 const renamed: Record<string, string> = {
   invalid_json: Errors.invalidRequest.code,
-  not_found: "file_not_found",
-  already_exists: "file_conflict",
-  directory_not_empty: "file_conflict",
-  bash_unavailable: "language_unavailable",
+  not_found: Errors.fileNotFound.code,
+  already_exists: Errors.fileConflict.code,
+  directory_not_empty: Errors.fileConflict.code,
+  bash_unavailable: Errors.languageUnavailable.code,
 };
 
 /** Codes that mean execd was called wrongly by us: a fault of ours, never passed on as the caller's. */
