@@ -10,8 +10,7 @@ import { ConnectError } from "./connect.js";
 import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";
 
-/** Large writes batched (Node's 16 KiB default means a syscall each, dear under gVisor). */
-/** One piece being written while the next is gathered (see fileWriter). */
+/** Large writes batched (a syscall each is dear under gVisor): one piece written while the next is gathered. */
 const writeBuffer = 2 * uploadPiece;
 
 /** What envd answers for each uploaded file. */

@@ -26,4 +26,24 @@ describe("fileWriter", () => {
     expect(writes).toEqual([uploadPiece, uploadPiece, 40 * 64 * 1024 - 2 * uploadPiece]);
     expect(Buffer.concat(received).equals(Buffer.concat(chunks))).toBe(true);
   });
+
+  it("fails the next write once a piece failed, instead of waiting for the file", async () => {
+    const file = new Writable({
+      highWaterMark: 2 * uploadPiece,
+      writev(_chunks, callback) {
+        callback(new Error("disk full"));
+      },
+    });
+    file.on("error", () => undefined);
+    const writer = fileWriter(Promise.resolve(file));
+    const write = async () => {
+      // Each chunk a turn of the event loop apart, as the socket delivers them.
+      for (let index = 0; index < 64; index++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        await writer.write(Buffer.alloc(64 * 1024));
+      }
+      await writer.end();
+    };
+    await expect(write()).rejects.toThrow("disk full");
+  });
 });

@@ -20,6 +20,8 @@ export function fileWriter<File extends Writable>(
   let held: Buffer[] = [];
   let heldBytes = 0;
   const flush = async (file: File) => {
+    // A piece that failed while the next was gathered: no 'drain' or 'finish' will come.
+    if (file.errored) throw file.errored;
     if (heldBytes === 0) return;
     const chunks = held;
     held = [];
