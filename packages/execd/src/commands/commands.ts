@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
+import type { SseEvent } from "@paddock/common/sse";
 import type { Environment } from "../environment.js";
 import { backpressure } from "../streams/backpressure.js";
 import type { EventStream } from "../streams/event-sink.js";
@@ -111,9 +112,17 @@ export class Commands {
       }, timeout);
     }
 
+    // A pipe read's events go out in one write: a read of short lines is thousands of events.
+    let batch: SseEvent[] = [];
+    const sendBatch = (): boolean => {
+      if (batch.length === 0) return true;
+      const events = batch;
+      batch = [];
+      return sse.sendAll(events);
+    };
     const writers = {
-      stdout: outputWriter(framing, "command", (text) => sse.send({ type: "stdout", text })),
-      stderr: outputWriter(framing, "command", (text) => sse.send({ type: "stderr", text })),
+      stdout: outputWriter(framing, "command", (text) => batch.push({ type: "stdout", text }) > 0),
+      stderr: outputWriter(framing, "command", (text) => batch.push({ type: "stderr", text }) > 0),
     };
     const flow = backpressure(
       () => sse.drained(),
@@ -124,7 +133,8 @@ export class Commands {
       command.log.append(text);
       if (background) return;
       // A slow client pauses the command's output instead of growing execd's memory.
-      if (!writers[stream].push(text)) flow.full();
+      writers[stream].push(text);
+      if (!sendBatch()) flow.full();
     };
     child.stdout?.on("data", forward("stdout"));
     child.stderr?.on("data", forward("stderr"));
@@ -157,6 +167,7 @@ export class Commands {
       }
       writers.stdout.end();
       writers.stderr.end();
+      sendBatch();
       const execution_time = Date.now() - started;
       if (command.exitCode === 0 && !command.error) {
         sse.send({ type: "execution_complete", execution_time, exit_code: 0 });

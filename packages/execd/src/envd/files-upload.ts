@@ -4,14 +4,14 @@ import type { IncomingMessage } from "node:http";
 import { basename, dirname } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { fileWriter } from "../files/file-writer.js";
+import { fileWriter, uploadPiece } from "../files/file-writer.js";
 import { readMultipart } from "../http/multipart.js";
 import { ConnectError } from "./connect.js";
 import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";
 
-/** Large writes batched (Node's 16 KiB default means a syscall each, dear under gVisor). */
-const writeBuffer = 1024 * 1024;
+/** Large writes batched (a syscall each is dear under gVisor): one piece written while the next is gathered. */
+const writeBuffer = 2 * uploadPiece;
 
 /** What envd answers for each uploaded file. */
 export interface Uploaded {
