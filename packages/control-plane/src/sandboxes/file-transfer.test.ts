@@ -1,6 +1,7 @@
 import { isPaddockError } from "@paddock/common";
+import { maxExecdJson, readJsonLimited, readLimited } from "@paddock/runtime";
 import { describe, expect, test } from "vitest";
-import { inlineTooLarge, maxExecdJson, readJsonLimited, readLimited } from "./file-transfer.js";
+import { inlineTooLarge } from "./file-transfer.js";
 
 /** A download of `total` bytes made only as it is read; counts what was pulled from it. */
 function endlessDownload(total: number) {

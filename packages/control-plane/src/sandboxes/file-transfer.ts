@@ -3,9 +3,6 @@ import { Errors, PaddockError } from "@paddock/common";
 import type { ExecdClient } from "@paddock/runtime";
 import type { FastifyReply } from "fastify";
 
-// Bounded reads of execd's answers live with the execd client; the file routes use them too.
-export { maxExecdJson, readJsonLimited, readLimited } from "@paddock/runtime";
-
 /** The refusal of an upload larger than `[server] max_upload_bytes`. */
 export function uploadTooLarge(limit: number): PaddockError {
   return new PaddockError(

@@ -8,6 +8,7 @@ import {
   missingProperty,
   PaddockError,
 } from "@paddock/common";
+import { readLimited } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { deletedResponses, ErrorBody, errorResponses } from "../../http/error-schemas.js";
@@ -15,7 +16,6 @@ import { type ExecdRouteOptions, execdRoutes } from "../execd-client.js";
 import {
   assertUploadLength,
   inlineTooLarge,
-  readLimited,
   streamDownload,
   streamUpload,
   wantsRaw,
