@@ -11,9 +11,13 @@ export interface SseEvent {
   [field: string]: unknown;
 }
 
-export function encodeSse(event: SseEvent): string {
+/** One event as SSE text; with `timestamp`, as if the event's `timestamp` field were set to it. */
+export function encodeSse(event: SseEvent, timestamp?: number): string {
+  if (timestamp !== undefined && "timestamp" in event) return encodeSse({ ...event, timestamp });
   const json = JSON.stringify(event);
-  return `event: ${event.type}\ndata: ${json}\n\n`;
+  // A timestamp goes into the JSON text rather than into a copy of the event (text can be 1 MiB).
+  const data = timestamp === undefined ? json : `${json.slice(0, -1)},"timestamp":${timestamp}}`;
+  return `event: ${event.type}\ndata: ${data}\n\n`;
 }
 
 /** Incremental parser: feed chunks, get complete events back. */
