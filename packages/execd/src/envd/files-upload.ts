@@ -4,14 +4,11 @@ import type { IncomingMessage } from "node:http";
 import { basename, dirname } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { fileWriter, uploadPiece } from "../files/file-writer.js";
+import { fileWriter, uploadFileBuffer } from "../files/file-writer.js";
 import { readMultipart } from "../http/multipart.js";
 import { ConnectError } from "./connect.js";
 import type { FileMetadataStore, Metadata } from "./file-metadata.js";
 import { type EnvdUser, ensureDirectory, ownBy, resolvePath } from "./files-user.js";
-
-/** Large writes batched (a syscall each is dear under gVisor): one piece written while the next is gathered. */
-const writeBuffer = 2 * uploadPiece;
 
 /** What envd answers for each uploaded file. */
 export interface Uploaded {
@@ -51,7 +48,7 @@ async function openTarget(path: string, user: EnvdUser): Promise<WriteStream> {
     await handle.close();
     throw error;
   }
-  return handle.createWriteStream({ highWaterMark: writeBuffer });
+  return handle.createWriteStream({ highWaterMark: uploadFileBuffer });
 }
 
 /**

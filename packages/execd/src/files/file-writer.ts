@@ -8,6 +8,9 @@ import type { Writable } from "node:stream";
  */
 export const uploadPiece = 1024 * 1024;
 
+/** The buffer of the file stream a `fileWriter` writes to: one piece written while the next is gathered. */
+export const uploadFileBuffer = 2 * uploadPiece;
+
 /**
  * An upload part's bytes into a file still being opened, gathered into pieces of `uploadPiece`
  * bytes, each handed to the file as one vectored write (no copy). A write waits while two pieces

@@ -18,7 +18,7 @@ import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
 import { isRecord, parseJson } from "../json.js";
 import { describe, idOfGroup, idOfUser, info, modeBits } from "./file-info.js";
-import { fileWriter, uploadPiece } from "./file-writer.js";
+import { fileWriter, uploadFileBuffer } from "./file-writer.js";
 import { globToRegExp } from "./glob.js";
 
 const maxSearchResults = 10_000;
@@ -197,7 +197,7 @@ export async function upload(readParts: (onPart: OnPart) => Promise<void>): Prom
       // Open only once the directory exists (opening first races mkdir and fails with ENOENT), and
       // let every wait below fail on a stream error instead of waiting for a drain that never comes.
       const opening = mkdir(dirname(target.path), { recursive: true }).then(async () => {
-        const stream = createWriteStream(partial, { highWaterMark: 2 * uploadPiece });
+        const stream = createWriteStream(partial, { highWaterMark: uploadFileBuffer });
         await once(stream, "open");
         return stream;
       });
