@@ -6,6 +6,7 @@
  * and execd's idle memory. Throughputs are the median of three runs, each interleaved with its
  * baseline, so a busy moment of the machine falls on both sides.
  *   node --conditions=@paddock/source --import tsx bench/exec/run.ts   (BENCH_N=100 by default)
+ * BENCH_RUNTIMES (`gvisor,runc`) and BENCH_PARTS (`echo,stream,files`) run a part of it.
  */
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { type IncomingMessage, request } from "node:http";
@@ -16,6 +17,8 @@ import { startTestServer } from "../../packages/server/src/testing.js";
 import { markdownTable, type Row, run, type Summary, summarize, timed, writeResults } from "../lib.js";
 
 const n = Number(process.env.BENCH_N ?? 100);
+const runtimes = (process.env.BENCH_RUNTIMES ?? "gvisor,runc").split(",");
+const parts = new Set((process.env.BENCH_PARTS ?? "echo,stream,files").split(","));
 const streamBytes = 200 * 2 ** 20;
 const fileBytes = 256 * 2 ** 20;
 const rows: Row[] = [];
@@ -60,7 +63,7 @@ async function upload(url: string, token: string, path: string, data: Buffer): P
   if (response.statusCode !== 200) throw new Error(`upload failed: ${response.statusCode}`);
 }
 
-for (const secure of ["gvisor", "runc"] as const) {
+for (const secure of (["gvisor", "runc"] as const).filter((name) => runtimes.includes(name))) {
   // Rate limits counted but out of reach: back to back meets 429s at the default 100 per 10 s.
   const t = await startTestServer({
     config: {
@@ -104,96 +107,103 @@ for (const secure of ["gvisor", "runc"] as const) {
     .join("");
   notes[`execd idle RSS MiB (${secure})`] = Number(/VmRSS:\s+(\d+)/.exec(rss)?.[1]) / 1024;
 
-  const echoHi = async () => {
-    const answer = await fetch(`${t.url}/sandboxes/${id}/run`, {
-      method: "POST",
-      headers: { ...session, ...json },
-      body: '{"command":"echo hi"}',
+  if (parts.has("echo")) {
+    const echoHi = async () => {
+      const answer = await fetch(`${t.url}/sandboxes/${id}/run`, {
+        method: "POST",
+        headers: { ...session, ...json },
+        body: '{"command":"echo hi"}',
+      });
+      const result = (await answer.json()) as { stdout?: string };
+      if (answer.status !== 200 || result.stdout !== "hi\n") throw new Error(`run failed: ${answer.status}`);
+    };
+    for (let i = 0; i < 5; i++) await echoHi(); // the warm shell exists from the first command on
+    // Back to back in four blocks, a few `docker exec` after each, so load changes hit both sides.
+    const viaControlPlane: number[] = [];
+    const viaDocker: number[] = [];
+    for (let block = 0; block < 4; block++) {
+      for (let i = 0; i < n / 4; i++) viaControlPlane.push((await timed(echoHi))[0]);
+      for (let i = 0; i < Math.max(5, n / 16); i++)
+        viaDocker.push((await timed(() => run("docker", ["exec", id, "echo", "hi"])))[0]);
+    }
+    console.error(`${secure}: echo hi done`);
+    rows.push({
+      name: `echo hi, control plane, back to back (${secure})`,
+      subject: summarize(viaControlPlane),
+      baselineName: "docker exec",
+      baseline: summarize(viaDocker),
     });
-    const result = (await answer.json()) as { stdout?: string };
-    if (answer.status !== 200 || result.stdout !== "hi\n") throw new Error(`run failed: ${answer.status}`);
-  };
-  for (let i = 0; i < 5; i++) await echoHi(); // the warm shell exists from the first command on
-  // Back to back in four blocks, a few `docker exec` after each, so load changes hit both sides.
-  const viaControlPlane: number[] = [];
-  const viaDocker: number[] = [];
-  for (let block = 0; block < 4; block++) {
-    for (let i = 0; i < n / 4; i++) viaControlPlane.push((await timed(echoHi))[0]);
-    for (let i = 0; i < Math.max(5, n / 16); i++)
-      viaDocker.push((await timed(() => run("docker", ["exec", id, "echo", "hi"])))[0]);
   }
-  console.error(`${secure}: echo hi done`);
-  rows.push({
-    name: `echo hi, control plane, back to back (${secure})`,
-    subject: summarize(viaControlPlane),
-    baselineName: "docker exec",
-    baseline: summarize(viaDocker),
-  });
 
   // Printable bytes: NULs would be escaped six-fold in SSE's JSON and measure the escaping.
-  const stream = `head -c ${streamBytes} /dev/zero | tr '\\0' a`;
-  const streamed: number[] = [];
-  const dockerStreamed: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const [ms, bytes] = await timed(async () => drain(await command(stream)));
-    if (bytes < streamBytes) throw new Error(`the stream brought ${bytes} bytes`);
-    streamed.push(mibPerSecond(streamBytes, ms));
-    const [dockerMs] = await timed(() =>
-      run("bash", ["-c", `docker exec ${sandbox.id} sh -c "${stream}" > /dev/null`]),
-    );
-    dockerStreamed.push(mibPerSecond(streamBytes, dockerMs));
+  if (parts.has("stream")) {
+    const stream = `head -c ${streamBytes} /dev/zero | tr '\\0' a`;
+    const streamed: number[] = [];
+    const dockerStreamed: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const [ms, bytes] = await timed(async () => drain(await command(stream)));
+      if (bytes < streamBytes) throw new Error(`the stream brought ${bytes} bytes`);
+      streamed.push(mibPerSecond(streamBytes, ms));
+      const [dockerMs] = await timed(() =>
+        run("bash", ["-c", `docker exec ${sandbox.id} sh -c "${stream}" > /dev/null`]),
+      );
+      dockerStreamed.push(mibPerSecond(streamBytes, dockerMs));
+    }
+    console.error(`${secure}: streaming done`);
+    rows.push({
+      name: `stdout stream 200 MiB, execd (${secure})`,
+      unit: "MiB/s",
+      subject: throughputs(streamed),
+      baselineName: "docker exec",
+      baseline: throughputs(dockerStreamed),
+    });
   }
-  console.error(`${secure}: streaming done`);
-  rows.push({
-    name: `stdout stream 200 MiB, execd (${secure})`,
-    unit: "MiB/s",
-    subject: throughputs(streamed),
-    baselineName: "docker exec",
-    baseline: throughputs(dockerStreamed),
-  });
 
-  const dir = mkdtempSync(join(tmpdir(), "paddock-bench-"));
-  const local = join(dir, "payload");
-  writeFileSync(local, Buffer.alloc(fileBytes, 97));
-  const payload = readFileSync(local);
-  const uploads: number[] = [];
-  const downloads: number[] = [];
-  const cpIn: number[] = [];
-  const cpOut: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const [uploadMs] = await timed(() =>
-      upload(`${base}/files/upload`, headers[EXECD_TOKEN_HEADER], "/tmp/payload", payload),
-    );
-    uploads.push(mibPerSecond(fileBytes, uploadMs));
-    const [cpInMs] = await timed(() => run("docker", ["cp", local, `${sandbox.id}:/tmp/payload-cp`]));
-    cpIn.push(mibPerSecond(fileBytes, cpInMs));
-    const [downloadMs, bytes] = await timed(async () =>
-      drain(await fetch(`${base}/files/download?path=/tmp/payload`, { headers })),
-    );
-    if (bytes !== fileBytes) throw new Error(`the download brought ${bytes} bytes`);
-    downloads.push(mibPerSecond(fileBytes, downloadMs));
-    rmSync(join(dir, "back"), { force: true });
-    const [cpOutMs] = await timed(() =>
-      run("docker", ["cp", `${sandbox.id}:/tmp/payload-cp`, join(dir, "back")]),
-    );
-    if (statSync(join(dir, "back")).size !== fileBytes) throw new Error("docker cp copied a different size");
-    cpOut.push(mibPerSecond(fileBytes, cpOutMs));
+  if (parts.has("files")) {
+    const dir = mkdtempSync(join(tmpdir(), "paddock-bench-"));
+    const local = join(dir, "payload");
+    writeFileSync(local, Buffer.alloc(fileBytes, 97));
+    const payload = readFileSync(local);
+    const uploads: number[] = [];
+    const downloads: number[] = [];
+    const cpIn: number[] = [];
+    const cpOut: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const [uploadMs] = await timed(() =>
+        upload(`${base}/files/upload`, headers[EXECD_TOKEN_HEADER], "/tmp/payload", payload),
+      );
+      uploads.push(mibPerSecond(fileBytes, uploadMs));
+      const [cpInMs] = await timed(() => run("docker", ["cp", local, `${sandbox.id}:/tmp/payload-cp`]));
+      cpIn.push(mibPerSecond(fileBytes, cpInMs));
+      const [downloadMs, bytes] = await timed(async () =>
+        drain(await fetch(`${base}/files/download?path=/tmp/payload`, { headers })),
+      );
+      if (bytes !== fileBytes) throw new Error(`the download brought ${bytes} bytes`);
+      downloads.push(mibPerSecond(fileBytes, downloadMs));
+      rmSync(join(dir, "back"), { force: true });
+      const [cpOutMs] = await timed(() =>
+        run("docker", ["cp", `${sandbox.id}:/tmp/payload-cp`, join(dir, "back")]),
+      );
+      if (statSync(join(dir, "back")).size !== fileBytes)
+        throw new Error("docker cp copied a different size");
+      cpOut.push(mibPerSecond(fileBytes, cpOutMs));
+    }
+    rmSync(dir, { recursive: true, force: true });
+    rows.push({
+      name: `upload 256 MiB, execd (${secure})`,
+      unit: "MiB/s",
+      subject: throughputs(uploads),
+      baselineName: "docker cp in",
+      baseline: throughputs(cpIn),
+    });
+    rows.push({
+      name: `download 256 MiB, execd (${secure})`,
+      unit: "MiB/s",
+      subject: throughputs(downloads),
+      baselineName: "docker cp out",
+      baseline: throughputs(cpOut),
+    });
   }
-  rmSync(dir, { recursive: true, force: true });
-  rows.push({
-    name: `upload 256 MiB, execd (${secure})`,
-    unit: "MiB/s",
-    subject: throughputs(uploads),
-    baselineName: "docker cp in",
-    baseline: throughputs(cpIn),
-  });
-  rows.push({
-    name: `download 256 MiB, execd (${secure})`,
-    unit: "MiB/s",
-    subject: throughputs(downloads),
-    baselineName: "docker cp out",
-    baseline: throughputs(cpOut),
-  });
 
   await t.dispose();
 }
