@@ -3,17 +3,20 @@ import type { Writable } from "node:stream";
 import type { Environment } from "../environment.js";
 
 /**
- * What a warm shell runs while it waits: two length-prefixed fields on fd 3 (setup, then the
- * command), read in one chunk each (`read -N`, counted in bytes under LC_ALL=C) rather than byte
- * by byte. The setup (cd, exports) is code this module writes; the command is evaluated on its
- * own so that its syntax errors stay its own. fd 3 is closed before either runs; stdin is
- * /dev/null as for any command. A shell whose fd 3 closes without a command (execd gone) exits.
+ * What a warm shell runs while it waits: two fields on fd 3 (setup, then the command), each a
+ * ten-digit byte count and that many bytes, read with `read -u 3 -N` (counted in bytes under
+ * LC_ALL=C): one system call per read, where a space-ended count is read byte by byte and a
+ * `<&3` redirection costs a dozen calls around each read; under gVisor each call is tens of
+ * microseconds (decision 0100). The setup (cd, exports) is code this module writes; the command
+ * is evaluated on its own so that its syntax errors stay its own. fd 3 is closed before either
+ * runs; stdin is /dev/null as for any command. A shell whose fd 3 closes without a command
+ * (execd gone) exits.
  */
 const bootstrap = [
-  "LC_ALL=C IFS= read -r -d ' ' __paddock_n <&3 || exit 125",
-  'LC_ALL=C IFS= read -r -N "$__paddock_n" __paddock_setup <&3',
-  "LC_ALL=C IFS= read -r -d ' ' __paddock_n <&3 || exit 125",
-  'LC_ALL=C IFS= read -r -N "$__paddock_n" __paddock_command <&3',
+  "IFS= read -u 3 -r -N 10 __paddock_n || exit 125",
+  'LC_ALL=C IFS= read -u 3 -r -N "$((10#$__paddock_n))" __paddock_setup',
+  "IFS= read -u 3 -r -N 10 __paddock_n || exit 125",
+  'LC_ALL=C IFS= read -u 3 -r -N "$((10#$__paddock_n))" __paddock_command',
   "exec 3<&-",
   'eval "$__paddock_setup"',
   "unset __paddock_n __paddock_setup",
@@ -124,8 +127,9 @@ export class WarmShell {
   }
 }
 
+/** A field as the bootstrap reads it: its byte count in ten digits, then its bytes. */
 function field(text: string): string {
-  return `${Buffer.byteLength(text)} ${text}`;
+  return `${String(Buffer.byteLength(text)).padStart(10, "0")}${text}`;
 }
 
 function quote(text: string): string {
