@@ -1,6 +1,9 @@
+import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
-import { multipartParser, type PartSink } from "./multipart.js";
+import { multipartParser, type PartSink, readMultipart } from "./multipart.js";
 
 const boundary = "b-1";
 
@@ -132,5 +135,28 @@ describe("multipartParser", () => {
     await expect(parse([whole.subarray(0, whole.length - 10)])).rejects.toThrow(
       "the multipart body ended before its closing boundary",
     );
+  });
+
+  test("a request destroyed while a part waits fails the read instead of waiting for an end", async () => {
+    const whole = form([{ name: "file", body: Buffer.alloc(4096, 1) }]);
+    const req = Object.assign(new Readable({ read() {} }), {
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+    });
+    req.push(whole.subarray(0, whole.length - 20));
+    const reading = readMultipart(req as unknown as IncomingMessage, () => ({
+      // Each write waits a little, as a busy disk does; the request goes away meanwhile.
+      write: () => sleep(20),
+      end: async () => undefined,
+    }));
+    await sleep(5);
+    req.destroy();
+    const outcome = await Promise.race([
+      reading.then(
+        () => "resolved",
+        (error: Error) => error.message,
+      ),
+      sleep(2000).then(() => "still waiting"),
+    ]);
+    expect(outcome).toBe("the upload was cut off");
   });
 });
