@@ -118,7 +118,7 @@ async function receiveParts(
   const written: Uploaded[] = [];
   const targets = new Set<string>();
   const unfinished = new Set<WriteStream>();
-  const ignored = { write: async () => undefined, end: async () => undefined };
+  const ignored = { write: () => undefined, end: async () => undefined };
   try {
     await readMultipart(req, (part) => {
       // envd reads only the parts named "file".

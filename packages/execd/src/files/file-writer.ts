@@ -13,19 +13,22 @@ export const uploadFileBuffer = 2 * uploadPiece;
 
 /**
  * An upload part's bytes into a file still being opened, gathered into pieces of `uploadPiece`
- * bytes, each handed to the file as one vectored write (no copy). A write waits while two pieces
- * are pending (a slow disk holds the client back, not execd's memory), and `end` resolves once
- * the file has everything. A stream error fails the wait instead of leaving it for a drain.
+ * bytes, each handed to the file as one vectored write (no copy). `write` returns a promise only
+ * when the caller must wait: while the file is still opening, or while two pieces are pending (a
+ * slow disk holds the client back, not execd's memory); otherwise the bytes flow on without a
+ * turn of the event loop. `end` resolves once the file has everything. A stream error fails the
+ * next write instead of leaving it to wait for a drain.
  */
 export function fileWriter<File extends Writable>(
   opening: Promise<File>,
-): { write(chunk: Buffer): Promise<void>; end(): Promise<File> } {
+): { write(chunk: Buffer): Promise<void> | undefined; end(): Promise<File> } {
+  let opened: File | undefined;
   let held: Buffer[] = [];
   let heldBytes = 0;
-  const flush = async (file: File) => {
+  const flush = (file: File): Promise<void> | undefined => {
     // A piece that failed while the next was gathered: no 'drain' or 'finish' will come.
-    if (file.errored) throw file.errored;
-    if (heldBytes === 0) return;
+    if (file.errored) return Promise.reject(file.errored);
+    if (heldBytes === 0) return undefined;
     const chunks = held;
     held = [];
     heldBytes = 0;
@@ -33,13 +36,18 @@ export function fileWriter<File extends Writable>(
     let room = true;
     for (const chunk of chunks) room = file.write(chunk);
     file.uncork();
-    if (!room) await once(file, "drain");
+    return room ? undefined : once(file, "drain").then(() => undefined);
   };
   return {
-    write: async (chunk) => {
+    write: (chunk) => {
       held.push(chunk);
       heldBytes += chunk.length;
-      if (heldBytes >= uploadPiece) await flush(await opening);
+      if (heldBytes < uploadPiece) return undefined;
+      if (opened) return flush(opened);
+      return opening.then((file) => {
+        opened = file;
+        return flush(file);
+      });
     },
     end: async () => {
       const file = await opening;

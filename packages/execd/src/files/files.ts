@@ -157,7 +157,8 @@ export async function replace(
 
 /** What an upload does with each part of its body: its bytes in order, then its end. */
 export type OnPart = (part: { name: string }) => {
-  write: (chunk: Buffer) => Promise<void>;
+  /** A promise only when the next bytes must wait for it. */
+  write: (chunk: Buffer) => Promise<void> | undefined;
   end: () => Promise<void>;
 };
 
@@ -177,8 +178,9 @@ export async function upload(readParts: (onPart: OnPart) => Promise<void>): Prom
       const chunks: Buffer[] = [];
       if (part.name === "metadata") {
         return {
-          write: async (chunk) => {
+          write: (chunk) => {
             chunks.push(chunk);
+            return undefined;
           },
           end: async () => {
             const metadata = parseJson(Buffer.concat(chunks), "upload metadata");

@@ -4,49 +4,61 @@ import { Errors, PaddockError } from "@paddock/common/errors";
 export interface Part {
   name: string;
   filename?: string;
-  /** Streams the part's bytes to `sink`, honouring its backpressure. */
   headers: Record<string, string>;
 }
 
 /**
- * A streaming multipart/form-data reader: calls `onPart` for each part with a function that
- * delivers its body chunk by chunk. Only one boundary-sized tail is ever held in memory beyond
- * the chunk being processed, so a 1 GiB file passes through with bounded memory.
+ * Where a part's body goes. `write` returns a promise only when the reader must wait before
+ * the next bytes (the sink is full or not ready), so a body flows through without a turn of
+ * the event loop per chunk.
  */
-export async function readMultipart(
-  req: IncomingMessage,
-  onPart: (part: Part) => { write: (chunk: Buffer) => Promise<void>; end: () => Promise<void> },
-): Promise<void> {
-  const type = req.headers["content-type"] ?? "";
-  const match = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(type);
-  if (!type.startsWith("multipart/form-data") || !match)
-    throw new PaddockError(Errors.invalidRequest, "expected multipart/form-data with a boundary");
-  const boundary = Buffer.from(`\r\n--${match[1] ?? match[2]}`);
+export interface PartSink {
+  write(chunk: Buffer): Promise<void> | undefined;
+  end(): Promise<void>;
+}
+
+/** Runs `next` at once, or after `wait` when there is one to wait for. */
+function after(
+  wait: Promise<void> | undefined,
+  next: () => Promise<void> | undefined,
+): Promise<void> | undefined {
+  return wait ? wait.then(next) : next();
+}
+
+/**
+ * A streaming multipart/form-data parser: `push` the body's bytes in any pieces, then `end`.
+ * It calls `onPart` for each part and hands the part's body to the returned sink as
+ * subarrays of the pushed chunks (no copy, but for a boundary split across two chunks), so
+ * memory stays bounded whatever the size of a file. `push` and `end` return a promise when the
+ * caller must wait for it before pushing more.
+ */
+export function multipartParser(boundaryText: string, onPart: (part: Part) => PartSink) {
+  const boundary = Buffer.from(`\r\n--${boundaryText}`);
   // Prepend CRLF so the first boundary looks like every other one.
   let buffer: Buffer = Buffer.from("\r\n");
   let state: "preamble" | "headers" | "body" | "done" = "preamble";
-  let sink: ReturnType<typeof onPart> | undefined;
+  let sink: PartSink | undefined;
 
-  const process = async (final: boolean) => {
+  const process = (final: boolean): Promise<void> | undefined => {
     for (;;) {
       if (state === "preamble") {
         const at = buffer.indexOf(boundary);
         if (at < 0) {
           buffer = buffer.subarray(Math.max(0, buffer.length - boundary.length));
-          return;
+          return undefined;
         }
         buffer = buffer.subarray(at + boundary.length);
         state = "headers";
       } else if (state === "headers") {
-        if (buffer.length >= 2 && buffer.subarray(0, 2).toString() === "--") {
+        if (buffer.length >= 2 && buffer[0] === 0x2d && buffer[1] === 0x2d) {
           state = "done";
-          return;
+          return undefined;
         }
         const end = buffer.indexOf("\r\n\r\n");
         if (end < 0) {
           if (buffer.length > 16 * 1024)
             throw new PaddockError(Errors.invalidRequest, "multipart part headers are too large");
-          return;
+          return undefined;
         }
         const headers: Record<string, string> = {};
         for (const line of buffer.subarray(0, end).toString("utf8").split("\r\n")) {
@@ -63,29 +75,99 @@ export async function readMultipart(
         const at = buffer.indexOf(boundary);
         if (at < 0) {
           // Everything but a possible partial boundary at the end can go out now.
-          const safe = final ? buffer.length : Math.max(0, buffer.length - boundary.length);
-          if (safe > 0) await sink?.write(buffer.subarray(0, safe));
+          const safe = final ? buffer.length : Math.max(0, buffer.length - boundary.length + 1);
+          const piece = buffer.subarray(0, safe);
           buffer = buffer.subarray(safe);
-          return;
+          return safe > 0 ? sink?.write(piece) : undefined;
         }
-        if (at > 0) await sink?.write(buffer.subarray(0, at));
-        await sink?.end();
+        const piece = buffer.subarray(0, at);
+        const finished = sink;
         sink = undefined;
         buffer = buffer.subarray(at + boundary.length);
         state = "headers";
+        const ending = after(at > 0 ? finished?.write(piece) : undefined, () => finished?.end());
+        return Promise.resolve(ending).then(() => process(final));
       } else {
-        return;
+        return undefined;
       }
     }
   };
 
-  // A part refused half-way leaves the request as it is (not destroyed), so the server can read
-  // the rest of it away and keep the connection for the client's next request.
-  for await (const chunk of req.iterator({ destroyOnReturn: false })) {
-    buffer = buffer.length ? Buffer.concat([buffer, chunk as Buffer]) : (chunk as Buffer);
-    await process(false);
-  }
-  await process(true);
-  if ((state as string) !== "done")
-    throw new PaddockError(Errors.invalidRequest, "the multipart body ended before its closing boundary");
+  return {
+    push(chunk: Buffer): Promise<void> | undefined {
+      if (buffer.length > 0 && state === "body" && chunk.length >= boundary.length) {
+        // A boundary across the held tail and the chunk starts in the tail and ends in the
+        // chunk's first bytes: only when one does is the chunk copied behind the tail.
+        const seam = Buffer.concat([buffer, chunk.subarray(0, boundary.length - 1)]);
+        if (seam.indexOf(boundary) < 0) {
+          const tail = buffer;
+          buffer = chunk;
+          return after(sink?.write(tail), () => process(false));
+        }
+      }
+      buffer = buffer.length > 0 ? Buffer.concat([buffer, chunk]) : chunk;
+      return process(false);
+    },
+    async end(): Promise<void> {
+      await process(true);
+      if (state !== "done")
+        throw new PaddockError(Errors.invalidRequest, "the multipart body ended before its closing boundary");
+    },
+  };
+}
+
+/**
+ * Reads a multipart/form-data request body part by part (see `multipartParser`). The body is read
+ * in flowing mode and paused only while a sink asks to wait. A part refused half-way leaves the
+ * request as it is (not destroyed, its data listener gone), so the server can read the rest of it
+ * away and keep the connection for the client's next request.
+ */
+export async function readMultipart(req: IncomingMessage, onPart: (part: Part) => PartSink): Promise<void> {
+  const type = req.headers["content-type"] ?? "";
+  const match = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(type);
+  if (!type.startsWith("multipart/form-data") || !match)
+    throw new PaddockError(Errors.invalidRequest, "expected multipart/form-data with a boundary");
+  const parser = multipartParser(match[1] ?? (match[2] as string), onPart);
+  return new Promise<void>((resolve, reject) => {
+    /** The wait a sink asked for: no chunk is pushed, and the end not taken, before it is over. */
+    let waiting: Promise<void> | undefined;
+    let failed = false;
+    const stop = () => {
+      req.off("data", onData).off("end", onEnd).off("error", fail).off("close", onClose);
+    };
+    const fail = (error: unknown) => {
+      if (failed) return;
+      failed = true;
+      stop();
+      reject(error);
+    };
+    const hold = (wait: Promise<void>) => {
+      waiting = wait;
+      req.pause();
+      wait.then(() => {
+        if (waiting !== wait || failed) return;
+        waiting = undefined;
+        req.resume();
+      }, fail);
+    };
+    const onData = (chunk: Buffer) => {
+      // A paused request sends no data, but should one come, it waits its turn.
+      if (waiting) return hold(waiting.then(() => parser.push(chunk)));
+      try {
+        const wait = parser.push(chunk);
+        if (wait) hold(wait);
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const onEnd = () => {
+      stop();
+      Promise.resolve(waiting)
+        .then(() => parser.end())
+        .then(resolve, reject);
+    };
+    // Destroyed before its end (the client went away): no end will come.
+    const onClose = () => fail(new PaddockError(Errors.invalidRequest, "the upload was cut off"));
+    req.on("data", onData).on("end", onEnd).on("error", fail).on("close", onClose);
+  });
 }
