@@ -6,6 +6,8 @@ export interface EventSink {
   send(event: SseEvent): boolean;
   /** `send` for several events in one write. */
   sendAll(events: SseEvent[]): boolean;
+  /** `sendAll` for events already encoded as SSE bytes (commands/output-events.ts). */
+  sendEncoded(events: Uint8Array): boolean;
   /** Resolves once the client has taken what waits for it, or has left. */
   drained(): Promise<void>;
   end(): void;
