@@ -131,44 +131,49 @@ function escapedGrowth(source: Buffer, first: number, end: number): number {
 }
 
 /**
- * The first byte of `source[start, end)` that JSON escapes, or -1. Scanned four bytes at a time
- * (a byte below 0x20, or equal to 0x22 or 0x5c, found with word arithmetic), about twice as fast
- * as byte by byte: this scan is most of what a 1 MiB event without escapes costs.
+ * The first byte of `source[start, end)` that JSON escapes, or -1: '"' and '\\' found by memchr
+ * (Buffer's indexOf), the controls four bytes at a time with word arithmetic, about three times
+ * as fast as byte by byte. This scan is most of what a 1 MiB event without escapes costs.
  */
-export function firstToEscape(source: Uint8Array, start = 0, end = source.length): number {
-  let i = start;
+export function firstToEscape(source: Buffer, start = 0, end = source.length): number {
+  const range = source.subarray(start, end);
+  let first = firstControl(range);
+  for (const byte of [0x22, 0x5c]) {
+    const at = range.indexOf(byte);
+    if (at >= 0 && (first < 0 || at < first)) first = at;
+  }
+  return first < 0 ? -1 : start + first;
+}
+
+/** The first byte below 0x20 in `bytes`, or -1. */
+function firstControl(bytes: Uint8Array): number {
+  let i = 0;
   // Words start at a multiple of 4 in the underlying memory.
-  const aligned = start + (-(source.byteOffset + start) & 3);
-  if (end - aligned >= 4) {
-    for (; i < aligned; i++) if (escapes[source[i] as number]) return i;
-    const words = new Int32Array(source.buffer, source.byteOffset + aligned, (end - aligned) >>> 2);
+  const aligned = -bytes.byteOffset & 3;
+  if (bytes.length - aligned >= 4) {
+    for (; i < aligned; i++) if ((bytes[i] as number) < 0x20) return i;
+    const words = new Int32Array(bytes.buffer, bytes.byteOffset + aligned, (bytes.length - aligned) >>> 2);
     let w = 0;
     // Four words a round: the loop's own cost is a good part of the scan's.
     while (
       w + 4 <= words.length &&
-      !mayNeedEscape(words[w] as number) &&
-      !mayNeedEscape(words[w + 1] as number) &&
-      !mayNeedEscape(words[w + 2] as number) &&
-      !mayNeedEscape(words[w + 3] as number)
+      ((hasControl(words[w] as number) |
+        hasControl(words[w + 1] as number) |
+        hasControl(words[w + 2] as number) |
+        hasControl(words[w + 3] as number)) &
+        0x80808080) ===
+        0
     )
       w += 4;
-    while (w < words.length && !mayNeedEscape(words[w] as number)) w++;
+    while (w < words.length && (hasControl(words[w] as number) & 0x80808080) === 0) w++;
     i = aligned + 4 * w;
   }
-  for (; i < end; i++) if (escapes[source[i] as number]) return i;
+  for (; i < bytes.length; i++) if ((bytes[i] as number) < 0x20) return i;
   return -1;
 }
 
 /**
- * Whether any of a word's four bytes is below 0x20 or is 0x22 or 0x5c. Each test is the classic
- * "has a byte less than n" (x - n·0x01010101) & ~x & 0x80808080; a byte equal to c is a zero byte
- * of x ^ c·0x01010101. Exact about whether any byte matches (though not about which).
+ * Non-zero in 0x80808080 when any of a word's four bytes is below 0x20: the classic "has a byte
+ * less than n", (x - n·0x01010101) & ~x & 0x80808080, exact about whether (though not which).
  */
-function mayNeedEscape(x: number): boolean {
-  const quote = x ^ 0x22222222;
-  const backslash = x ^ 0x5c5c5c5c;
-  const below = (x - 0x20202020) & ~x;
-  return (
-    ((below | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) !== 0
-  );
-}
+const hasControl = (x: number) => (x - 0x20202020) & ~x;
