@@ -123,7 +123,9 @@ describe("output framing of bytes", () => {
     .array(
       fc.oneof(
         fc.constantFrom("a", "\n", "\r", "é", "€", "😀", "\t"),
-        fc.constantFrom(0x80, 0xbf, 0xc3, 0xe2, 0xf0, 0xff).map((byte) => Buffer.from([byte])),
+        fc
+          .constantFrom(0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff)
+          .map((byte) => Buffer.from([byte])),
       ),
       { maxLength: 40 },
     )

@@ -58,12 +58,14 @@ export function characterStart(bytes: Uint8Array, at: number): number {
   return at;
 }
 
+/** How many bytes a character starting with `lead` has (1 for a byte that starts none). */
+const sequenceLength = (lead: number) =>
+  lead >= 0xc2 && lead <= 0xdf ? 2 : lead >= 0xe0 && lead <= 0xef ? 3 : lead >= 0xf0 && lead <= 0xf4 ? 4 : 1;
+
 /** Where the unfinished character at the end of `bytes` starts (`bytes.length` when there is none). */
 export function unfinishedCharacter(bytes: Uint8Array): number {
   const start = characterStart(bytes, bytes.length - 1);
-  const lead = bytes[start] ?? 0;
-  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-  return start >= 0 && start + length > bytes.length ? start : bytes.length;
+  return start >= 0 && start + sequenceLength(bytes[start] ?? 0) > bytes.length ? start : bytes.length;
 }
 
 /** Sends each read as it comes, holding back a character whose last bytes are still to come. */
