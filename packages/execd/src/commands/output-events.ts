@@ -13,6 +13,8 @@ export class OutputEvents {
   /** Where the next events go; after `take()` the rest of the same memory, so small batches share it. */
   private buffer = Buffer.alloc(0);
   private length = 0;
+  /** How large the last batch was. */
+  private lastBatch = 0;
   /** `","timestamp":<timestamp>}\n\n`, the end of each event, made once per timestamp. */
   private tail = Buffer.alloc(0);
   private tailTimestamp = Number.NaN;
@@ -59,6 +61,7 @@ export class OutputEvents {
     if (this.length === 0) return undefined;
     const events = this.buffer.subarray(0, this.length);
     this.buffer = this.buffer.subarray(this.length);
+    this.lastBatch = this.length;
     this.length = 0;
     return events;
   }
@@ -98,8 +101,11 @@ export class OutputEvents {
   /** Room for `bytes` more; a new buffer (the events so far copied) when this one is short. */
   private reserve(bytes: number): void {
     if (this.buffer.length - this.length >= bytes) return;
-    // Exact for one large event, doubling for many small ones.
-    const next = Buffer.allocUnsafe(Math.max(this.length + bytes, 2 * this.length, 16 * 1024));
+    // Exact for one large event, doubling for many small ones, from the last batch's size: a
+    // read of short lines is much like the one before.
+    const next = Buffer.allocUnsafe(
+      Math.max(this.length + bytes, 2 * this.length, this.lastBatch, 16 * 1024),
+    );
     next.set(this.buffer.subarray(0, this.length));
     this.buffer = next;
   }
