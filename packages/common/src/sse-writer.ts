@@ -17,6 +17,8 @@ export interface SseWriter {
   send(event: SseEvent): boolean;
   /** `send` for several events in one write (one pipe read's lines, say). */
   sendAll(events: SseEvent[]): boolean;
+  /** `sendAll` for events already encoded as SSE bytes (with the fields they carry, timestamp and all). */
+  sendEncoded(events: Uint8Array): boolean;
   write(event: SseEvent): Promise<void>;
   /** An SSE comment line (`: text`), which clients ignore: keeps idle connections alive. */
   comment(text: string): void;
@@ -54,7 +56,7 @@ export function openSseWriter(res: ServerResponse, options: SseWriterOptions = {
   const { timestamp, maxBufferedBytes } = options;
   const writable = () => !res.writableEnded && !res.destroyed;
   const encode = (event: SseEvent, now = Date.now()): string => encodeSse(event, timestamp ? now : undefined);
-  const push = (text: string): boolean => {
+  const push = (text: string | Uint8Array): boolean => {
     if (!writable()) return false;
     const room = res.write(text);
     if (maxBufferedBytes !== undefined && res.writableLength > maxBufferedBytes) writer.end();
@@ -81,6 +83,7 @@ export function openSseWriter(res: ServerResponse, options: SseWriterOptions = {
       for (const event of events) text += encode(event, now);
       return push(text);
     },
+    sendEncoded: push,
     write: async (event) => {
       if (!writable()) return;
       res.write(encode(event));

@@ -2,11 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
-import type { SseEvent } from "@paddock/common/sse";
 import type { Environment } from "../environment.js";
 import { backpressure } from "../streams/backpressure.js";
 import type { EventStream } from "../streams/event-sink.js";
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
+import { OutputEvents } from "./output-events.js";
 import { type OutputFraming, outputWriter } from "./output-framing.js";
 import { OutputLog } from "./output-log.js";
 import { killGroup, shell, signalNumber } from "./process-group.js";
@@ -112,29 +112,35 @@ export class Commands {
       }, timeout);
     }
 
-    // A pipe read's events go out in one write: a read of short lines is thousands of events.
-    let batch: SseEvent[] = [];
-    const sendBatch = (): boolean => {
-      if (batch.length === 0) return true;
-      const events = batch;
-      batch = [];
-      return sse.sendAll(events);
+    // A pipe read's events are built as bytes and go out in one write: a read of short lines is
+    // thousands of events, a long line's 1 MiB piece is best never made a string.
+    const events = new OutputEvents();
+    let now = 0;
+    const sendEvents = (): boolean => {
+      const bytes = events.take();
+      return bytes ? sse.sendEncoded(bytes) : true;
     };
     const writers = {
-      stdout: outputWriter(framing, "command", (text) => batch.push({ type: "stdout", text }) > 0),
-      stderr: outputWriter(framing, "command", (text) => batch.push({ type: "stderr", text }) > 0),
+      stdout: outputWriter(framing, "command", (bytes, start, end) => {
+        events.add("stdout", bytes, start, end, now);
+        return true;
+      }),
+      stderr: outputWriter(framing, "command", (bytes, start, end) => {
+        events.add("stderr", bytes, start, end, now);
+        return true;
+      }),
     };
     const flow = backpressure(
       () => sse.drained(),
       () => [child.stdout, child.stderr],
     );
     const forward = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
-      const text = chunk.toString("utf8");
-      command.log.append(text);
+      command.log.append(chunk);
       if (background) return;
       // A slow client pauses the command's output instead of growing execd's memory.
-      writers[stream].push(text);
-      if (!sendBatch()) flow.full();
+      now = Date.now();
+      writers[stream].push(chunk);
+      if (!sendEvents()) flow.full();
     };
     child.stdout?.on("data", forward("stdout"));
     child.stderr?.on("data", forward("stderr"));
@@ -165,9 +171,10 @@ export class Commands {
         this.warm.refill();
         return;
       }
+      now = Date.now();
       writers.stdout.end();
       writers.stderr.end();
-      sendBatch();
+      sendEvents();
       const execution_time = Date.now() - started;
       if (command.exitCode === 0 && !command.error) {
         sse.send({ type: "execution_complete", execution_time, exit_code: 0 });

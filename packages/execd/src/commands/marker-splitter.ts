@@ -19,7 +19,10 @@ export class MarkerSplitter {
       this.held = "";
       return all.slice(at + this.marker.length);
     }
-    const keep = Math.min(all.length, this.marker.length - 1);
+    let keep = Math.min(all.length, this.marker.length - 1);
+    // Never between the halves of a surrogate pair: a session's output is encoded again as bytes.
+    const high = all.charCodeAt(all.length - keep - 1);
+    if (keep < all.length && high >= 0xd800 && high <= 0xdbff) keep++;
     const out = all.slice(0, all.length - keep);
     this.held = all.slice(all.length - keep);
     if (out) this.emit(out);

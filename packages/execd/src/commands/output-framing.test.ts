@@ -4,8 +4,12 @@ import { type LineCut, longestLine, type OutputFraming, outputWriter } from "./o
 
 function collect(framing: OutputFraming, cut: LineCut, pushes: string[]): string[] {
   const events: string[] = [];
-  const writer = outputWriter(framing, cut, (text) => events.push(text) > 0);
-  for (const text of pushes) writer.push(text);
+  const writer = outputWriter(
+    framing,
+    cut,
+    (bytes, start, end) => events.push(bytes.toString("utf8", start, end)) > 0,
+  );
+  for (const text of pushes) writer.push(Buffer.from(text));
   writer.end();
   return events;
 }
@@ -85,10 +89,96 @@ describe("output framing", () => {
   });
 
   test("a full client buffer is reported", () => {
-    const writer = outputWriter("lines", "command", (line) => line !== "slow");
-    expect(writer.push("fast\n")).toBe(true);
-    expect(writer.push("slow\nfast\n")).toBe(false);
-    expect(writer.push("slow")).toBe(true);
+    const writer = outputWriter(
+      "lines",
+      "command",
+      (bytes, start, end) => bytes.toString("utf8", start, end) !== "slow",
+    );
+    expect(writer.push(Buffer.from("fast\n"))).toBe(true);
+    expect(writer.push(Buffer.from("slow\nfast\n"))).toBe(false);
+    expect(writer.push(Buffer.from("slow"))).toBe(true);
     expect(writer.end()).toBe(false);
   });
+});
+
+/** The events of `output` pushed in pieces cut at `cuts` (byte offsets), each event decoded. */
+function collectBytes(framing: OutputFraming, cut: LineCut, output: Uint8Array, cuts: number[]): string[] {
+  const borders = [...new Set(cuts.map((at) => Math.min(at, output.length)))].sort((x, y) => x - y);
+  const events: string[] = [];
+  const writer = outputWriter(
+    framing,
+    cut,
+    (bytes, start, end) => events.push(bytes.toString("utf8", start, end)) > 0,
+  );
+  [0, ...borders].forEach((from, k) => {
+    writer.push(Buffer.from(output.subarray(from, [...borders, output.length][k])));
+  });
+  writer.end();
+  return events;
+}
+
+describe("output framing of bytes", () => {
+  /** Text with line ends and characters of every UTF-8 length, and now and then a byte that is no UTF-8. */
+  const output = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom("a", "\n", "\r", "é", "€", "😀", "\t"),
+        fc
+          .constantFrom(0x80, 0xbf, 0xc0, 0xc3, 0xe0, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff)
+          .map((byte) => Buffer.from([byte])),
+      ),
+      { maxLength: 40 },
+    )
+    .map((parts) =>
+      Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part) : part))),
+    );
+  const cuts = fc.array(fc.nat(120), { maxLength: 8 });
+  const decoded = (bytes: Uint8Array) => Buffer.from(bytes).toString("utf8");
+
+  test("command lines: however the reads cut the bytes, the events are those of the whole output decoded", () => {
+    fc.assert(
+      fc.property(output, cuts, (bytes, at) => {
+        expect(collectBytes("lines", "command", bytes, at)).toEqual(
+          collect("lines", "command", [decoded(bytes)]),
+        );
+      }),
+    );
+  });
+
+  test("session lines: the same", () => {
+    fc.assert(
+      fc.property(output, cuts, (bytes, at) => {
+        expect(collectBytes("lines", "session", bytes, at)).toEqual(
+          collect("lines", "session", [decoded(bytes)]),
+        );
+      }),
+    );
+  });
+
+  test("chunks: a character split between reads arrives whole, and the events make up the whole output", () => {
+    fc.assert(
+      fc.property(output, cuts, (bytes, at) => {
+        const events = collectBytes("chunks", "command", bytes, at);
+        expect(events.join("")).toBe(decoded(bytes));
+        expect(events.every((event) => event !== "")).toBe(true);
+      }),
+    );
+    expect(collectBytes("chunks", "command", Buffer.from("a€b"), [2, 3])).toEqual(["a", "€b"]);
+  });
+
+  test.each(["command", "session"] as const)(
+    "%s lines: a long line's pieces are at most 1 MiB and cut no character",
+    (cut) => {
+      // 4-byte characters after one plain byte, read 64 KiB at a time: a cut at 1 MiB falls inside one.
+      const line = Buffer.concat([Buffer.from("x"), Buffer.from("😀".repeat(longestLine / 2))]);
+      const reads = Array.from({ length: Math.ceil(line.length / 65536) }, (_, k) => (k + 1) * 65536);
+      const events = collectBytes("lines", cut, Buffer.concat([line, Buffer.from("\n")]), reads);
+      expect(events.length).toBeGreaterThan(1);
+      for (const event of events) {
+        expect(Buffer.byteLength(event)).toBeLessThanOrEqual(longestLine);
+        expect(event).not.toContain("\ufffd");
+      }
+      expect(events.join("")).toBe(line.toString());
+    },
+  );
 });

@@ -160,10 +160,16 @@ export class Sessions {
       if (!sse.send(event)) flow.full();
       return true;
     };
-    const stdout = outputWriter(framing, "session", (text) => send({ type: "stdout", text }));
-    const stderr = outputWriter(framing, "session", (text) => send({ type: "stderr", text }));
-    const out = new MarkerSplitter(marker, (text) => stdout.push(text));
-    const err = new MarkerSplitter(marker, (text) => stderr.push(text));
+    const text = (bytes: Buffer, start: number, end: number) => bytes.toString("utf8", start, end);
+    const stdout = outputWriter(framing, "session", (...line) =>
+      send({ type: "stdout", text: text(...line) }),
+    );
+    const stderr = outputWriter(framing, "session", (...line) =>
+      send({ type: "stderr", text: text(...line) }),
+    );
+    // The marker is found in text, so the writers get the text's bytes again.
+    const out = new MarkerSplitter(marker, (text) => stdout.push(Buffer.from(text)));
+    const err = new MarkerSplitter(marker, (text) => stderr.push(Buffer.from(text)));
     let statusText = "";
     const onStdout = (chunk: Buffer) => {
       if (exitCode !== undefined) statusText += chunk.toString();

@@ -4,8 +4,8 @@ import type { SseEvent } from "@paddock/common/sse";
 export interface EventSink {
   /** Reports false once the client is behind: pause the source until `drained()`. */
   send(event: SseEvent): boolean;
-  /** `send` for several events in one write. */
-  sendAll(events: SseEvent[]): boolean;
+  /** Several events already encoded as SSE bytes, in one write (commands/output-events.ts). */
+  sendEncoded(events: Uint8Array): boolean;
   /** Resolves once the client has taken what waits for it, or has left. */
   drained(): Promise<void>;
   end(): void;
