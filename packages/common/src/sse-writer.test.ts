@@ -4,12 +4,16 @@ import { describe, expect, it } from "vitest";
 import { encodeSse, type SseEvent } from "./sse.js";
 import { openSseWriter } from "./sse-writer.js";
 
-/** The raw text of a stream whose server sends `events` once with `send`, once with `sendAll`. */
+/**
+ * The raw text of a stream whose server sends `events` once with `send`, then once more as
+ * bytes encoded ahead with `sendEncoded`.
+ */
 async function streamed(events: SseEvent[]): Promise<string> {
   const server = createServer((_req, res) => {
     const sse = openSseWriter(res, { timestamp: true });
     for (const event of events) sse.send(event);
-    sse.sendAll(events);
+    const now = Date.now();
+    sse.sendEncoded(Buffer.from(events.map((event) => encodeSse(event, now)).join("")));
     sse.end();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

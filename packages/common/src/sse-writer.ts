@@ -15,9 +15,10 @@ import { encodeSse, type SseEvent } from "./sse.js";
  */
 export interface SseWriter {
   send(event: SseEvent): boolean;
-  /** `send` for several events in one write (one pipe read's lines, say). */
-  sendAll(events: SseEvent[]): boolean;
-  /** `sendAll` for events already encoded as SSE bytes (with the fields they carry, timestamp and all). */
+  /**
+   * Several events already encoded as SSE bytes (with the fields they carry, timestamp and all),
+   * in one write: one pipe read's lines, say.
+   */
   sendEncoded(events: Uint8Array): boolean;
   write(event: SseEvent): Promise<void>;
   /** An SSE comment line (`: text`), which clients ignore: keeps idle connections alive. */
@@ -55,7 +56,7 @@ export function openSseWriter(res: ServerResponse, options: SseWriterOptions = {
   const controller = new AbortController();
   const { timestamp, maxBufferedBytes } = options;
   const writable = () => !res.writableEnded && !res.destroyed;
-  const encode = (event: SseEvent, now = Date.now()): string => encodeSse(event, timestamp ? now : undefined);
+  const encode = (event: SseEvent): string => encodeSse(event, timestamp ? Date.now() : undefined);
   const push = (text: string | Uint8Array): boolean => {
     if (!writable()) return false;
     const room = res.write(text);
@@ -77,12 +78,6 @@ export function openSseWriter(res: ServerResponse, options: SseWriterOptions = {
   const writer: SseWriter = {
     signal: controller.signal,
     send: (event) => push(encode(event)),
-    sendAll: (events) => {
-      const now = Date.now();
-      let text = "";
-      for (const event of events) text += encode(event, now);
-      return push(text);
-    },
     sendEncoded: push,
     write: async (event) => {
       if (!writable()) return;
