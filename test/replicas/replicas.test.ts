@@ -212,15 +212,19 @@ describe("three replicas on one PostgreSQL", () => {
       Sandbox.create({ ...connection(i % 3), template: "python", timeoutSeconds: 600 }),
     );
     const settled = Promise.allSettled(burst);
-    await sleep(400);
+    // Killed once it has creates in flight (its callers' or its pool refills), however slowly
+    // the burst reaches it on a loaded machine.
+    const pending = () =>
+      db.db
+        .selectFrom("sandboxes")
+        .select("id")
+        .where("state", "=", "Pending")
+        .where("replica", "=", dead ?? "")
+        .execute();
+    await eventually(async () => (await pending()).length > 0, 30_000, "creates in flight on replica 0");
     await stop(replicas[0]?.child, "SIGKILL");
-    // It left creates unfinished: its callers' and its pool refills, never to be answered.
-    const leftovers = await db.db
-      .selectFrom("sandboxes")
-      .select("id")
-      .where("state", "=", "Pending")
-      .where("replica", "=", dead ?? "")
-      .execute();
+    // It left creates unfinished, never to be answered.
+    const leftovers = await pending();
     expect(leftovers.length).toBeGreaterThan(0);
     const outcomes = await settled;
     const received = outcomes.flatMap((outcome) => (outcome.status === "fulfilled" ? [outcome.value] : []));
