@@ -51,6 +51,11 @@ export const defaultConfig = {
     execd_image: "paddock/execd:0.1.0",
     /** Seconds a create may take before the sandbox is marked Failed and cleaned up. */
     create_timeout_seconds: 60,
+    /**
+     * Seconds a sandbox stays paused in memory (frozen, its pages on the host) before it moves to
+     * disk and leaves the host's memory (decision 0190); 0: never.
+     */
+    disk_pause_after_seconds: 600,
   },
   secure_runtime: {
     /** "" (standard runc), "gvisor", "kata", "firecracker", or "auto": gVisor when the engine has it. */
@@ -131,9 +136,18 @@ export const defaultConfig = {
     free_max_disk: "50Gi",
     /** API keys an account may hold. */
     free_max_api_keys: 20,
+    /**
+     * A sandbox created without its own `lifecycle.idleTimeout` pauses after this many seconds
+     * without use (decision 0190); 0: never. A forgotten sandbox then costs no running time.
+     */
+    free_idle_timeout_seconds: 900,
+    /** A sandbox paused this many days is deleted, unless its create set `lifecycle.maxPaused`; 0: kept. */
+    free_max_paused_days: 30,
     pro_max_sandboxes: 50,
     pro_max_disk: "500Gi",
     pro_max_api_keys: 100,
+    pro_idle_timeout_seconds: 3600,
+    pro_max_paused_days: 30,
   },
   /**
    * Request rates, counted in the database (shared by replicas) in fixed windows. Creates,
@@ -336,6 +350,11 @@ function validate(config: PaddockConfig): void {
     throw new ConfigError(`docker.default_disk = "${config.docker.default_disk}" is not a size like "10Gi"`);
   }
   validateKubernetes(config.kubernetes);
+  const diskPause = config.runtime.disk_pause_after_seconds;
+  if (!Number.isSafeInteger(diskPause) || diskPause < 0)
+    throw new ConfigError(
+      "runtime.disk_pause_after_seconds must be a whole number of seconds, 0 (never) or more",
+    );
   for (const prefix of config.docker.allowed_host_paths) {
     if (!prefix.startsWith("/"))
       throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
@@ -350,6 +369,8 @@ function validateLimits(config: PaddockConfig): void {
   for (const plan of ["free", "pro"] as const) {
     wholeNumber(`plans.${plan}_max_sandboxes`, config.plans[`${plan}_max_sandboxes`], 0);
     wholeNumber(`plans.${plan}_max_api_keys`, config.plans[`${plan}_max_api_keys`], 0);
+    wholeNumber(`plans.${plan}_idle_timeout_seconds`, config.plans[`${plan}_idle_timeout_seconds`], 0);
+    wholeNumber(`plans.${plan}_max_paused_days`, config.plans[`${plan}_max_paused_days`], 0);
     const disk = config.plans[`${plan}_max_disk`];
     if (disk && parseMemoryBytes(disk) === undefined)
       throw new ConfigError(

@@ -312,6 +312,21 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
       await db.schema.alterTable("sandboxes").addColumn("disk_bytes", "bigint").execute();
     },
   },
+  "0010_sleep_and_wake": {
+    async up(db: Kysely<unknown>) {
+      // What happens at the timeout, when idle, and on use while paused (JSON); null: the defaults.
+      await db.schema.alterTable("sandboxes").addColumn("lifecycle", "text").execute();
+      // When the sandbox counts as idle if nothing uses it before (RFC 3339); null: never.
+      await db.schema.alterTable("sandboxes").addColumn("idle_at", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("last_activity_at", "text").execute();
+      // While Paused: "memory" (frozen in place) or "disk" (off the host's memory), and whether
+      // its processes and memory come back on resume.
+      await db.schema.alterTable("sandboxes").addColumn("paused_to", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("memory_preserved", "integer").execute();
+      // When a sandbox paused this long is deleted (its plan's retention); null: kept.
+      await db.schema.alterTable("sandboxes").addColumn("paused_until", "text").execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

@@ -32,6 +32,17 @@ export interface SandboxesTable {
   replica?: string | null;
   /** Its disk quota in bytes (counted against its owner's plan); null when it has none. */
   disk_bytes?: number | string | null;
+  /** Its lifecycle policy as JSON (`SandboxLifecycle`); null: the defaults. */
+  lifecycle?: string | null;
+  /** When it counts as idle unless used before; null: it never idles out. */
+  idle_at?: string | null;
+  last_activity_at?: string | null;
+  /** While Paused or moving to disk: "memory" or "disk". */
+  paused_to?: string | null;
+  /** While paused to disk: 1 when its processes and memory come back on resume. */
+  memory_preserved?: number | null;
+  /** When it is deleted if still Paused; null: never. */
+  paused_until?: string | null;
 }
 
 export interface SnapshotsTable {

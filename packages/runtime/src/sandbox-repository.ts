@@ -1,6 +1,6 @@
 import type { Database, Db, SandboxesTable } from "@paddock/db";
 import type { Transaction } from "kysely";
-import type { Sandbox, SandboxFilter } from "./model.js";
+import { defaultLifecycle, type PauseDepth, type Sandbox, type SandboxFilter } from "./model.js";
 import type { SandboxWrite } from "./sandbox-changes.js";
 import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
@@ -92,7 +92,7 @@ export class SandboxRepository {
     id: string,
     from: SandboxState | SandboxState[],
     to: SandboxState,
-    details: { reason?: string; message?: string; containerId?: string } = {},
+    details: StateDetails = {},
   ): Promise<boolean> {
     const sources = Array.isArray(from) ? from : [from];
     for (const source of sources) assertTransition(source, to, `move to ${to}`);
@@ -107,6 +107,10 @@ export class SandboxRepository {
         updated_at: now,
         replica: this.replica,
         ...(details.containerId ? { container_id: details.containerId } : {}),
+        ...(details.pause !== undefined ? pauseColumns(details.pause) : {}),
+        ...(details.pausedUntil !== undefined ? { paused_until: details.pausedUntil } : {}),
+        ...(details.expiresAt !== undefined ? { expires_at: details.expiresAt } : {}),
+        ...(details.idleAt !== undefined ? { idle_at: details.idleAt } : {}),
       })
       .where("id", "=", id)
       .where("state", "in", sources)
@@ -128,7 +132,7 @@ export class SandboxRepository {
     if (row) await this.written({ id, owner: row.owner });
   }
 
-  async setExpiresAt(id: string, expiresAt: string): Promise<void> {
+  async setExpiresAt(id: string, expiresAt: string | null): Promise<void> {
     const row = await this.db
       .updateTable("sandboxes")
       .set({ expires_at: expiresAt, updated_at: new Date().toISOString() })
@@ -136,6 +140,55 @@ export class SandboxRepository {
       .returning("owner")
       .executeTakeFirst();
     if (row) await this.written({ id, owner: row.owner });
+  }
+
+  /**
+   * Records a use: when it happened and when the sandbox idles out unless used again. Not a
+   * change watchers are told of (it would be one per call).
+   */
+  async touch(id: string, at: string, idleAt: string | null): Promise<void> {
+    await this.db
+      .updateTable("sandboxes")
+      .set({ last_activity_at: at, idle_at: idleAt })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Running sandboxes whose `idle_at` has passed (warm-pool members never idle out). */
+  async idleBefore(now: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Running")
+      .where("pooled_for", "is", null)
+      .where("idle_at", "is not", null)
+      .where("idle_at", "<=", now)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** Sandboxes paused in memory since before `since`: the ones to move to disk. */
+  async pausedInMemorySince(since: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Paused")
+      .where("paused_to", "=", "memory")
+      .where("last_transition_at", "<=", since)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** Paused sandboxes past their `maxPaused`. */
+  async pausedPastRetention(now: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Paused")
+      .where("paused_until", "is not", null)
+      .where("paused_until", "<=", now)
+      .execute();
+    return rows.map(fromRow);
   }
 
   /** Warm sandboxes of a template that are ready to be claimed (or, `Pending`, being created). */
@@ -224,6 +277,31 @@ export class SandboxRepository {
   }
 }
 
+/** What a state change may write besides the state. `null` clears a field; absent leaves it. */
+export interface StateDetails {
+  reason?: string;
+  message?: string;
+  containerId?: string;
+  pause?: PauseDepth | null;
+  pausedUntil?: string | null;
+  expiresAt?: string | null;
+  idleAt?: string | null;
+}
+
+function pauseColumns(pause: PauseDepth | null): Pick<SandboxesTable, "paused_to" | "memory_preserved"> {
+  if (!pause) return { paused_to: null, memory_preserved: null };
+  return {
+    paused_to: pause.to,
+    memory_preserved: pause.to === "disk" ? (pause.memoryPreserved ? 1 : 0) : null,
+  };
+}
+
+function pauseOf(row: SandboxesTable): PauseDepth | undefined {
+  if (row.paused_to === "memory") return { to: "memory" };
+  if (row.paused_to === "disk") return { to: "disk", memoryPreserved: row.memory_preserved === 1 };
+  return undefined;
+}
+
 function toRow(sandbox: Sandbox): SandboxesTable {
   return {
     id: sandbox.id,
@@ -247,6 +325,11 @@ function toRow(sandbox: Sandbox): SandboxesTable {
     updated_at: sandbox.updatedAt,
     expires_at: sandbox.expiresAt ?? null,
     pooled_for: sandbox.pooledFor ?? null,
+    lifecycle: JSON.stringify(sandbox.lifecycle),
+    idle_at: sandbox.idleAt ?? null,
+    last_activity_at: sandbox.lastActivityAt ?? null,
+    ...pauseColumns(sandbox.pause ?? null),
+    paused_until: sandbox.pausedUntil ?? null,
   };
 }
 
@@ -275,5 +358,11 @@ function fromRow(row: SandboxesTable): Sandbox {
     updatedAt: row.updated_at,
     ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
     ...(row.pooled_for ? { pooledFor: row.pooled_for } : {}),
+    // Rows written before lifecycles were stored have the defaults.
+    lifecycle: { ...defaultLifecycle, ...(row.lifecycle ? (JSON.parse(row.lifecycle) as object) : {}) },
+    ...(row.last_activity_at ? { lastActivityAt: row.last_activity_at } : {}),
+    ...(row.idle_at ? { idleAt: row.idle_at } : {}),
+    ...(pauseOf(row) ? { pause: pauseOf(row) } : {}),
+    ...(row.paused_until ? { pausedUntil: row.paused_until } : {}),
   };
 }

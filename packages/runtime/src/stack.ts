@@ -6,7 +6,7 @@ import { DockerRuntime } from "./docker/docker-runtime.js";
 import { KubernetesRuntime } from "./kubernetes/kubernetes-runtime.js";
 import { LifecycleLog } from "./lifecycle-log.js";
 import { WarmPools } from "./pool.js";
-import { ExpiryReaper } from "./reaper.js";
+import { LifecycleReaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import type { Runtime } from "./runtime.js";
 import { SandboxChanges } from "./sandbox-changes.js";
@@ -130,11 +130,12 @@ export async function openRuntimeStack(
     lease: leases.lease("pool-refills"),
   });
   sandboxes.usePools(pools);
-  const reaper = new ExpiryReaper(
+  const reaper = new LifecycleReaper(
     sandboxRepository,
     sandboxes,
     leases.lease("expiry"),
     logger,
+    config.runtime.disk_pause_after_seconds * 1000,
     options.reaperIntervalMs,
   );
   await leases.start();

@@ -101,6 +101,10 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   );
   usage.start();
   app.addHook("onClose", () => usage.stop());
+  // A resume on use is refused for an account out of minutes, as an asked one is (402).
+  options.sandboxes.checkResumes(async (sandbox) => {
+    if (sandbox.owner !== null) await usage.assertCanRun(sandbox.owner, "resume");
+  });
   // Routes registered in one explicit list.
   await app.register(authRoutes, { identity });
   await app.register(keyRoutes, { identity });

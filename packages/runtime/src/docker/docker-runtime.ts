@@ -17,6 +17,7 @@ import {
 } from "@paddock/common";
 import Docker from "dockerode";
 import { ExecdClient } from "../execd/client.js";
+import type { PauseDepth } from "../model.js";
 import { waitForHttp } from "../readiness.js";
 import {
   type RegistryAuth,
@@ -291,31 +292,12 @@ export class DockerRuntime implements Runtime {
       if (spec.diskBytes) await this.diskQuotas?.attach(this.docker, spec.sandboxId, spec.diskBytes);
       await container.start();
       if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id, networkFiles?.sidecar ?? []);
-      const inspected = await container.inspect();
-      const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
-      if (!address) throw new Error("sandbox has no address on the sandbox network");
-      await this.networkFiles?.addAddress(spec.sandboxId, address, hostname);
-      const alive = async () => {
-        const state = (await container.inspect()).State;
-        return state.Running
-          ? undefined
-          : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
-      };
-      const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
-      const ping = ExecdClient.ping(address, spec.execdToken);
-      await waitForHttp(ping.url, {
-        headers: ping.headers,
-        timeoutMs,
+      const address = await this.serving(
+        spec.sandboxId,
+        spec.execdToken,
+        Boolean(spec.networkPolicy),
         signal,
-        stillAlive: alive,
-      });
-      if (spec.networkPolicy) {
-        await waitForHttp(`http://${address}:${EGRESS_PORT}/healthz`, {
-          timeoutMs,
-          signal,
-          stillAlive: alive,
-        });
-      }
+      );
       return { containerId: container.id, address };
     } catch (error) {
       await this.removeWorkload(spec.sandboxId).catch((cleanupError) =>
@@ -337,6 +319,36 @@ export class DockerRuntime implements Runtime {
       }
       throw new Error(`sandbox ${spec.sandboxId} failed to start: ${message}`, { cause: error });
     }
+  }
+
+  /**
+   * Once a started sandbox has an address: names it in the sandbox's hosts file, then waits for
+   * its execd (and egress sidecar) to answer. Resolves with the address.
+   */
+  private async serving(
+    sandboxId: string,
+    execdToken: string,
+    egress: boolean,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const container = this.docker.getContainer(sandboxId);
+    const inspected = await container.inspect();
+    const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
+    if (!address) throw new Error("sandbox has no address on the sandbox network");
+    await this.networkFiles?.setAddress(sandboxId, address, inspected.Config.Hostname);
+    const alive = async () => {
+      const state = (await container.inspect()).State;
+      return state.Running
+        ? undefined
+        : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
+    };
+    const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
+    const ping = ExecdClient.ping(address, execdToken);
+    await waitForHttp(ping.url, { headers: ping.headers, timeoutMs, signal, stillAlive: alive });
+    if (egress) {
+      await waitForHttp(`http://${address}:${EGRESS_PORT}/healthz`, { timeoutMs, signal, stillAlive: alive });
+    }
+    return address;
   }
 
   /** The image's own environment (empty when it cannot be read: the create then fails on its own). */
@@ -407,12 +419,37 @@ export class DockerRuntime implements Runtime {
     await this.networkFiles?.release(sandboxId);
   }
 
-  async pauseWorkload(sandboxId: string): Promise<void> {
-    await this.docker.getContainer(sandboxId).pause();
+  /**
+   * In memory: the cgroup freezer. To disk: the container is stopped, its writable layer, disk
+   * quota, network files and volumes left in place, so a resume starts it again on the same
+   * files (decision 0190). Its egress sidecar, which lives in its network namespace, stops first.
+   */
+  async pauseWorkload(sandboxId: string, options: { to: "memory" | "disk" }): Promise<PauseDepth> {
+    const container = this.docker.getContainer(sandboxId);
+    if (options.to === "memory") {
+      await container.pause();
+      return { to: "memory" };
+    }
+    // A frozen container cannot be stopped: its processes must see the signal.
+    if ((await container.inspect()).State.Paused) await container.unpause();
+    const sidecar = this.docker.getContainer(`${sandboxId}-egress`);
+    if (await succeeds(sidecar.inspect())) await sidecar.stop({ t: 1 }).catch(notModified);
+    // tini passes SIGTERM to the sandbox's processes; what has not ended by then is killed.
+    await container.stop({ t: 3 }).catch(notModified);
+    return { to: "disk", memoryPreserved: false };
   }
 
-  async resumeWorkload(sandboxId: string): Promise<void> {
-    await this.docker.getContainer(sandboxId).unpause();
+  async resumeWorkload(sandboxId: string, options: { from: PauseDepth; execdToken: string }): Promise<void> {
+    const container = this.docker.getContainer(sandboxId);
+    if (options.from.to === "memory") {
+      await container.unpause();
+      return;
+    }
+    await container.start().catch(notModified);
+    const sidecar = this.docker.getContainer(`${sandboxId}-egress`);
+    const egress = await succeeds(sidecar.inspect());
+    if (egress) await sidecar.start().catch(notModified);
+    await this.serving(sandboxId, options.execdToken, egress);
   }
 
   async inspectWorkload(sandboxId: string): Promise<WorkloadStatus> {
@@ -491,6 +528,11 @@ export class DockerRuntime implements Runtime {
         if (error.statusCode !== 404) throw error;
       });
   }
+}
+
+/** Docker answers 304 to stopping a stopped container or starting a started one: already done. */
+function notModified(error: { statusCode?: number }): void {
+  if (error.statusCode !== 304) throw error;
 }
 
 function parseEvent(

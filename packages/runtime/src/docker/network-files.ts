@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { appendFile, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Mount } from "./volumes.js";
@@ -72,10 +72,17 @@ export class NetworkFiles {
     return { sandbox: await mounts("sandbox", false), sidecar: await mounts("sidecar", true) };
   }
 
-  /** Names the sandbox's own address, once it has one, as the engine's hosts file would. */
-  async addAddress(sandboxId: string, address: string, hostname: string): Promise<void> {
-    for (const reader of readers)
-      await appendFile(join(this.directoryOf(sandboxId), reader, "hosts"), `${address}\t${hostname}\n`);
+  /**
+   * Names the sandbox's own address, once it has one, as the engine's hosts file would; a sandbox
+   * started again (a resume from disk) may have a new one, which replaces the old.
+   */
+  async setAddress(sandboxId: string, address: string, hostname: string): Promise<void> {
+    for (const reader of readers) {
+      const file = join(this.directoryOf(sandboxId), reader, "hosts");
+      const lines = (await readFile(file, "utf8")).split("\n").filter((line) => line !== "");
+      const others = lines.filter((line) => !line.endsWith(`\t${hostname}`));
+      await writeFile(file, `${[...others, `${address}\t${hostname}`].join("\n")}\n`);
+    }
   }
 
   async release(sandboxId: string): Promise<void> {

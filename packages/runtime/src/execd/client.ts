@@ -134,6 +134,14 @@ export class ExecdClient {
     return new ExecdClient(`http://${host}:${port}`, sandboxes.tokens(id).execd, id, sandboxes);
   }
 
+  /**
+   * The execd of sandbox `id` at `address`, reached without going through `target`: for the
+   * server's own questions, which must neither wake a paused sandbox nor count as its use.
+   */
+  static at(sandboxes: SandboxOperations, id: string, address: string): ExecdClient {
+    return new ExecdClient(`http://${address}:${EXECD_PORT}`, sandboxes.tokens(id).execd, id, sandboxes);
+  }
+
   /** Where E2B's `protocol` is forwarded to in sandbox `id`, for a caller who showed its token. */
   static async forwarding(
     sandboxes: SandboxOperations,
@@ -292,6 +300,16 @@ export class ExecdClient {
   /** Sets environment variables for every process execd starts from now on. */
   async setEnvironment(values: Record<string, string>, signal?: AbortSignal): Promise<void> {
     await this.acknowledged(this.call("POST /paddock/env", { json: values, ...(signal ? { signal } : {}) }));
+  }
+
+  /** Provisional until execd's /activity lands in execd-api.yaml. */
+  async activity(signal?: AbortSignal): Promise<{ running: number; requests: number }> {
+    const response = await fetch(`${this.base}/activity`, {
+      headers: { [EXECD_TOKEN_HEADER]: this.token },
+      ...(signal ? { signal } : {}),
+    });
+    if (!response.ok) throw new Error(`execd answered ${response.status}`);
+    return (await response.json()) as { running: number; requests: number };
   }
 
   // The wire.
