@@ -50,7 +50,11 @@ export function agentRequest(
   agent: AgentAddress,
   method: string,
   path: string,
-  options: { headers?: Record<string, string | string[] | undefined>; body?: Readable | string } = {},
+  options: {
+    headers?: Record<string, string | string[] | undefined>;
+    body?: Readable | string;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = {};
@@ -63,7 +67,16 @@ export function agentRequest(
       headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(options.body));
     }
-    const outgoing = request({ socketPath: agent.socketPath, method, path, headers }, resolve);
+    const outgoing = request(
+      {
+        socketPath: agent.socketPath,
+        method,
+        path,
+        headers,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      resolve,
+    );
     outgoing.on("error", reject);
     if (options.body === undefined) outgoing.end();
     else if (typeof options.body === "string") outgoing.end(options.body);
@@ -89,6 +102,25 @@ export async function agentJson(
     // Plain text (logs).
   }
   return { status: response.statusCode ?? 500, body: parsed };
+}
+
+/** How long the agent may take to say what it runs. */
+const activityTimeoutMs = 2000;
+
+/**
+ * How many runs the agent has going (its own `/activity`): the session's shell busy with a
+ * foreground run, background runs, runs of images without bash. An agent that does not answer
+ * in time counts none: what it runs cannot be seen.
+ */
+export async function agentRunning(agent: AgentAddress): Promise<number> {
+  try {
+    const signal = AbortSignal.timeout(activityTimeoutMs);
+    const response = await agentRequest(agent, "GET", "/activity", { signal });
+    const body = JSON.parse(await readText(response)) as { running?: unknown };
+    return response.statusCode === 200 && Number.isInteger(body.running) ? (body.running as number) : 0;
+  } catch {
+    return 0;
+  }
 }
 
 export async function readText(stream: Readable): Promise<string> {
