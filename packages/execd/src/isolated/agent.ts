@@ -104,20 +104,32 @@ export async function agentJson(
   return { status: response.statusCode ?? 500, body: parsed };
 }
 
-/** How long the agent may take to say what it runs. */
+/** How long the agent may take to say what it runs, and the most of its answer that is read. */
 const activityTimeoutMs = 2000;
+const activityAnswerLimit = 1024;
 
 /**
  * How many runs the agent has going (its own `/activity`): the session's shell busy with a
- * foreground run, background runs, runs of images without bash. An agent that does not answer
- * in time counts none: what it runs cannot be seen.
+ * foreground run, background runs, runs of images without bash. The session's code could answer
+ * in the agent's place, so the answer is read within bounds; one that does not come in time, or
+ * is not a count, counts none.
  */
 export async function agentRunning(agent: AgentAddress): Promise<number> {
   try {
     const signal = AbortSignal.timeout(activityTimeoutMs);
     const response = await agentRequest(agent, "GET", "/activity", { signal });
-    const body = JSON.parse(await readText(response)) as { running?: unknown };
-    return response.statusCode === 200 && Number.isInteger(body.running) ? (body.running as number) : 0;
+    let text = "";
+    for await (const chunk of response) {
+      text += (chunk as Buffer).toString("utf8");
+      if (text.length > activityAnswerLimit) {
+        response.destroy();
+        return 0;
+      }
+    }
+    const running = (JSON.parse(text) as { running?: unknown }).running;
+    return response.statusCode === 200 && Number.isSafeInteger(running) && (running as number) >= 0
+      ? (running as number)
+      : 0;
   } catch {
     return 0;
   }
