@@ -17,6 +17,7 @@ import {
   type CommandEvent,
   defaultCodeContext,
   type E2bProtocol,
+  type ExecdActivity,
   type ExtensionPaths,
   e2bProtocolPrefixes,
   outputFramingHeader,
@@ -278,6 +279,13 @@ export class ExecdClient {
   /** envd's metrics (bytes, the root disk), as E2B's `getMetrics` reports them. */
   envdMetrics(signal?: AbortSignal) {
     return this.json("GET /e2b/envd/metrics", signal ? { signal } : {}, "the metrics");
+  }
+
+  // Activity.
+
+  /** How many things execd started are running, and how many requests to it are open right now. */
+  activity(signal?: AbortSignal): Promise<ExecdActivity> {
+    return this.json("GET /activity", signal ? { signal } : {}, "the activity");
   }
 
   // Terminals.
