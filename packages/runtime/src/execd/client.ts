@@ -310,16 +310,6 @@ export class ExecdClient {
     await this.acknowledged(this.call("POST /paddock/env", { json: values, ...(signal ? { signal } : {}) }));
   }
 
-  /** Provisional until execd's /activity lands in execd-api.yaml. */
-  async activity(signal?: AbortSignal): Promise<{ running: number; requests: number }> {
-    const response = await fetch(`${this.base}/activity`, {
-      headers: { [EXECD_TOKEN_HEADER]: this.token },
-      ...(signal ? { signal } : {}),
-    });
-    if (!response.ok) throw new Error(`execd answered ${response.status}`);
-    return (await response.json()) as { running: number; requests: number };
-  }
-
   // The wire.
 
   /** One request over fetch, refused as a registry error unless execd answers 2xx. */
