@@ -116,20 +116,30 @@ describe.each(["gvisor", "runc"] as const)("E2B's sleep and wake under %s", (run
     expect((await sandbox.commands.run("pgrep -x sleep | wc -l")).stdout).toBe("0\n");
   });
 
-  test("another account's sandbox is not found for pause, connect and resume, and stays as it was", async () => {
+  test("another account's sandbox is not found for pause, connect and resume; its owner's resume wakes it", async () => {
     const sandbox = await create({ timeoutMs: 120_000 });
     const apiKey = await server.keyFor(`e2b-sleep-other-${runtime}@example.com`);
     await expect(Sandbox.pause(sandbox.sandboxId, { apiKey })).rejects.toBeInstanceOf(SandboxNotFoundError);
     expect((await sandbox.getInfo()).state).toBe("running");
     expect(await sandbox.pause()).toBe(true);
     await expect(Sandbox.connect(sandbox.sandboxId, { apiKey })).rejects.toBeInstanceOf(SandboxNotFoundError);
-    const resume = await fetch(`${server.env.E2B_API_URL}/sandboxes/${sandbox.sandboxId}/resume`, {
-      method: "POST",
-      headers: { "x-api-key": apiKey, "content-type": "application/json" },
-      body: JSON.stringify({ timeout: 60 }),
-    });
-    expect(resume.status).toBe(404);
+    const resume = (key: string) =>
+      fetch(`${server.env.E2B_API_URL}/sandboxes/${sandbox.sandboxId}/resume`, {
+        method: "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: JSON.stringify({ timeout: 60 }),
+      });
+    expect((await resume(apiKey)).status).toBe(404);
     expect((await sandbox.getInfo()).state).toBe("paused");
+
+    // Its owner's resume (E2B's deprecated call) answers once it runs, with the timeout given.
+    const resumed = await resume(server.env.E2B_API_KEY);
+    expect(resumed.status).toBe(201);
+    expect(((await resumed.json()) as { sandboxID: string }).sandboxID).toBe(sandbox.sandboxId);
+    const info = await sandbox.getInfo();
+    expect(info.state).toBe("running");
+    expect(info.endAt.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
+    expect((await resume(server.env.E2B_API_KEY)).status).toBe(409);
   });
 
   test("bad lifecycle and pause values are refused with 400 and E2B's error body", async () => {
