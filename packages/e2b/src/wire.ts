@@ -100,6 +100,7 @@ export function detailedSandbox(sandbox: Sandbox, context: WireContext) {
     envdAccessToken: envdAccessToken(context.secretKey, sandbox.id),
     domain: context.domain,
     ...(policy ? { allowInternetAccess: policy.defaultAction !== "deny" } : {}),
+    lifecycle: { autoResume: sandbox.lifecycle.autoResume, onTimeout: sandbox.lifecycle.onTimeout },
   };
 }
 

@@ -24,6 +24,7 @@ import { PaymentCredentials } from "../payments/payment-credentials.js";
 import { PaymentOperations } from "../payments/payment-operations.js";
 import { paymentRoutes } from "../payments/routes.js";
 import { AccountLimits, type LimitSettings } from "../plans/account-limits.js";
+import { planOfAccount } from "../plans/plans.js";
 import { codeRoutes } from "../sandboxes/routes/code.js";
 import { diagnosticRoutes } from "../sandboxes/routes/diagnostics.js";
 import { endpointRoutes } from "../sandboxes/routes/endpoints.js";
@@ -171,5 +172,12 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
     quotaOf: (accountId) => limits.sandboxQuota(accountId),
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
+    // The plan's idle policy, as the control plane's creates get it (0: never).
+    lifecycleDefaults: async (accountId) => {
+      const plan = (await planOfAccount(options.db, accountId)).id;
+      const idle = settings.plans[`${plan}_idle_timeout_seconds`];
+      const days = settings.plans[`${plan}_max_paused_days`];
+      return { idleTimeout: idle || null, maxPaused: days ? days * 86_400 : null };
+    },
   });
 };
