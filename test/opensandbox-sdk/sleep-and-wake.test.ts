@@ -194,12 +194,22 @@ describe("the lifecycle extensions of /v1", () => {
     });
   });
 
-  test("a sandbox without lifecycle extensions keeps the defaults and its direct endpoint", async () => {
-    const created = await json(await createWith({ "storage.id": "x1" }));
+  test("a sandbox without lifecycle extensions keeps its direct endpoint, and its expiry on access", async () => {
+    const created = await json(await createWith({ "storage.id": "x1" }, 120));
     try {
       expect(created.extensions).toEqual({ "storage.id": "x1" });
       const endpoint = await json(await t.api(`/v1/sandboxes/${created.id}/endpoints/${EXECD_PORT}`));
       expect(endpoint.endpoint).not.toContain("/proxy/");
+      // Through the proxy when asked; without access.renew.extend.seconds its expiry stays.
+      const proxied = await json(
+        await t.api(`/v1/sandboxes/${created.id}/endpoints/${EXECD_PORT}?use_server_proxy=true`),
+      );
+      const ping = await fetch(`http://${proxied.endpoint}/ping`, {
+        headers: { ...proxied.headers, "RUNTIME-API-KEY": t.apiKey },
+      });
+      expect(ping.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect((await json(await t.api(`/v1/sandboxes/${created.id}`))).expiresAt).toBe(created.expiresAt);
     } finally {
       await t.api(`/v1/sandboxes/${created.id}`, { method: "DELETE" });
     }
@@ -219,9 +229,6 @@ describe("the lifecycle extensions of /v1", () => {
           timeout: 10_000,
         })
         .toBeGreaterThanOrEqual(startedAt + 600_000);
-      // Asking for the status is not an access: only calls that reach the sandbox count.
-      const renewed = Date.parse((await json(await t.api(`/v1/sandboxes/${created.id}`))).expiresAt);
-      expect(renewed).toBeLessThan(Date.now() + 610_000);
     } finally {
       await t.api(`/v1/sandboxes/${created.id}`, { method: "DELETE" });
     }
