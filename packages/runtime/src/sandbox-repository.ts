@@ -1,6 +1,13 @@
 import type { Database, Db, SandboxesTable } from "@paddock/db";
 import type { Transaction } from "kysely";
-import { defaultLifecycle, type PauseDepth, type Sandbox, type SandboxFilter } from "./model.js";
+import { idleAtFrom } from "./lifecycle.js";
+import {
+  defaultLifecycle,
+  type PauseDepth,
+  type Sandbox,
+  type SandboxFilter,
+  type SandboxLifecycle,
+} from "./model.js";
 import type { SandboxWrite } from "./sandbox-changes.js";
 import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
@@ -207,11 +214,7 @@ export class SandboxRepository {
    * its creation and expiry counted from now. Compare-and-set on `pooled_for`, so two concurrent
    * claims never get the same sandbox. With `quota`, only if the owner stays within it.
    */
-  async claimPooled(
-    template: string,
-    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
-    quota?: SandboxQuota,
-  ): Promise<string | undefined> {
+  async claimPooled(template: string, claim: PoolClaim, quota?: SandboxQuota): Promise<string | undefined> {
     const owner = claim.owner;
     const id =
       quota && owner !== null
@@ -230,7 +233,7 @@ export class SandboxRepository {
   private async takePooled(
     db: Db | Transaction<Database>,
     template: string,
-    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
+    claim: PoolClaim,
     assertRoomFor: (diskBytes: number | null) => Promise<void>,
   ): Promise<string | undefined> {
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -252,6 +255,15 @@ export class SandboxRepository {
           owner: claim.owner,
           metadata: JSON.stringify(claim.metadata),
           expires_at: claim.expiresAt,
+          // The caller's policy, not the one the warm sandbox was made with (decision 0190).
+          ...(claim.extensions ? { extensions: JSON.stringify(claim.extensions) } : {}),
+          ...(claim.lifecycle
+            ? {
+                lifecycle: JSON.stringify(claim.lifecycle),
+                idle_at: idleAtFrom(claim.lifecycle, Date.parse(now)) ?? null,
+                last_activity_at: now,
+              }
+            : {}),
           created_at: now,
           updated_at: now,
           reason: "created",
@@ -278,6 +290,15 @@ export class SandboxRepository {
 }
 
 /** What a state change may write besides the state. `null` clears a field; absent leaves it. */
+/** What a claim gives a warm sandbox's new owner. */
+export interface PoolClaim {
+  owner: string | null;
+  metadata: Record<string, string>;
+  expiresAt: string | null;
+  extensions?: Record<string, string>;
+  lifecycle?: SandboxLifecycle;
+}
+
 export interface StateDetails {
   reason?: string;
   message?: string;
