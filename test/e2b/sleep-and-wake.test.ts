@@ -2,7 +2,7 @@
  * E2B's sleep and wake through the stock `e2b` SDK against a live Paddock server, under gVisor and
  * runc (decisions 0155 and 0190): `lifecycle.onTimeout: "pause"` pauses at the timeout,
  * `autoResume` wakes on use (and its absence leaves that to `connect`), `pause({ keepMemory:
- * false })` keeps the filesystem only, and the plan's idle timeout applies.
+ * false })` keeps the filesystem only, and the plan's idle timeout applies where traffic wakes it.
  */
 import { testDocker } from "@paddock/runtime/testing";
 import { Sandbox, SandboxNotFoundError } from "e2b";
@@ -175,7 +175,7 @@ describe.each(["gvisor", "runc"] as const)("E2B's sleep and wake under %s", (run
   });
 });
 
-describe("the plan's idle timeout applies to sandboxes E2B's SDK creates", () => {
+describe("the plan's idle timeout applies to sandboxes E2B's SDK creates with autoResume", () => {
   let server: E2bServer;
 
   beforeAll(async () => {
@@ -198,6 +198,17 @@ describe("the plan's idle timeout applies to sandboxes E2B's SDK creates", () =>
       expect((await sandbox.getInfo()).endAt.getTime() - Date.now()).toBeGreaterThan(200_000);
       expect(await sandbox.files.read("/home/user/kept.txt")).toBe("kept");
       expect((await sandbox.getInfo()).state).toBe("running");
+    } finally {
+      await sandbox.kill();
+    }
+  });
+
+  test("without autoResume it answers until the timeout its client set, idle or not", async () => {
+    const sandbox = await Sandbox.create("base", { timeoutMs: 300_000 });
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      expect((await sandbox.getInfo()).state).toBe("running");
+      expect((await sandbox.commands.run("echo still")).stdout).toBe("still\n");
     } finally {
       await sandbox.kill();
     }

@@ -307,13 +307,19 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     await options.chargeCreate(owner(request), caller(request).credential);
     await options.assertCanRun(owner(request), "create");
     const networkPolicy = networkPolicyOf(body);
+    // E2B's default: a paused sandbox wakes on traffic only when asked to.
+    const autoResume = body.autoResume?.enabled ?? false;
+    const defaults = await options.lifecycleDefaults(owner(request));
     const sandbox = await sandboxes.create({
       lifecycle: {
         onTimeout: body.autoPause ? "pause" : "kill",
-        // E2B's default: a paused sandbox wakes on traffic only when asked to.
-        autoResume: body.autoResume?.enabled ?? false,
+        autoResume,
         keepMemory: body.autoPauseMemory ?? true,
-        ...(await options.lifecycleDefaults(owner(request))),
+        // The plan's idle pause only where traffic wakes the sandbox again: an E2B client that
+        // never asked for that relies on it answering until the timeout it set (E2B's SDK
+        // always sends one, so such a sandbox is never forgotten for long).
+        idleTimeout: autoResume ? defaults.idleTimeout : null,
+        maxPaused: defaults.maxPaused,
       },
       template,
       owner: owner(request),
