@@ -118,6 +118,16 @@ export interface WorkloadSummary {
   labels: Record<string, string>;
 }
 
+/** Where volumes live on an engine's host: one fixed-size filesystem each (decision 0192). */
+export interface VolumeStorage {
+  /** Makes the volume's filesystem of `bytes`, empty and mounted. */
+  create(volumeId: string, bytes: number): Promise<void>;
+  /** The host directory holding the volume's files, mounted again when the host lost its mount. */
+  directory(volumeId: string): Promise<string>;
+  /** Unmounts the volume and deletes its files. */
+  remove(volumeId: string): Promise<void>;
+}
+
 export class RuntimeStartError extends Error {
   override name = "RuntimeStartError";
 }

@@ -31,6 +31,7 @@ import {
   validateLaunch,
   validateMetadata,
 } from "./validation.js";
+import type { VolumeService } from "./volume-service.js";
 
 export interface SandboxServiceDeps {
   runtime: Runtime;
@@ -43,6 +44,8 @@ export interface SandboxServiceDeps {
   templates: Map<string, Template>;
   /** What the repository's writes publish, for watchers of an account's sandboxes. */
   changes: SandboxChanges;
+  /** The volume registry, which resolves a create's volumes to host directories. */
+  volumes: VolumeService;
   /** Background work (pause, resume) is tracked so shutdown can wait for it. */
   track: (work: Promise<unknown>) => void;
 }
@@ -152,8 +155,8 @@ export class SandboxService implements SandboxOperations {
     }
     for (const [index, volume] of (input.volumes ?? []).entries()) {
       const where = fieldPath("body.volumes", index);
-      const backends = [volume.host, volume.pvc, volume.ossfs].filter(Boolean).length;
-      if (backends !== 1)
+      const backends = [volume.host, volume.pvc, volume.ossfs, volume.named].filter(Boolean).length;
+      if (backends !== 1 || volume.managed)
         invalid(invalidField(where, `(${volume.name}) must have exactly one backend (host or pvc)`));
       if (volume.ossfs) invalid(invalidField(`${where}.ossfs`, "is not supported by this runtime"));
       if (volume.subPath?.split("/").includes(".."))
@@ -222,8 +225,19 @@ export class SandboxService implements SandboxOperations {
       ...(input.timeout ? { expiresAt: new Date(now.getTime() + input.timeout * 1000).toISOString() } : {}),
       ...(input.pooledFor ? { pooledFor: input.pooledFor } : {}),
     };
+    // Registry volumes (decision 0192) resolved to their host directories, recorded with the sandbox.
+    const volumes = await this.deps.volumes.resolve(sandbox.owner, input.volumes ?? []);
     // Refused here (quota_exceeded) before anything exists that would need cleaning up.
-    await this.deps.sandboxes.insert(sandbox, { diskBytes: resources.diskBytes ?? null, quota: input.quota });
+    await this.deps.sandboxes
+      .insert(sandbox, {
+        diskBytes: resources.diskBytes ?? null,
+        quota: input.quota,
+        volumes: volumes.attachments,
+      })
+      .catch(async (error: unknown) => {
+        await volumes.rollback();
+        throw error;
+      });
     await this.deps.log.record(
       sandbox.id,
       "Pending",
@@ -241,7 +255,7 @@ export class SandboxService implements SandboxOperations {
         env: input.env ?? {},
         labels: { [recordLabel]: JSON.stringify(adoptionRecord(sandbox)) },
         ...resources,
-        volumes: input.volumes ?? [],
+        volumes: volumes.volumes,
         ...(input.networkPolicy ? { networkPolicy: input.networkPolicy } : {}),
         execdToken: tokens.execd,
         egressToken: tokens.egress,
@@ -272,6 +286,7 @@ export class SandboxService implements SandboxOperations {
       await runtime.removeWorkload(sandbox.id).catch(() => undefined);
       await this.deps.sandboxes.remove(sandbox.id);
       await this.deps.log.forget(sandbox.id);
+      await volumes.rollback();
       throw error;
     }
   }
