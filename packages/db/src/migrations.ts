@@ -336,9 +336,11 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         .createTable("sandbox_volumes")
         .addColumn("sandbox_id", "text", (c) => c.notNull())
         .addColumn("volume_id", "text", (c) => c.notNull())
+        .addColumn("mount_path", "text", (c) => c.notNull())
+        .addColumn("read_only", "integer", (c) => c.notNull().defaultTo(0))
         // The runtime API's pvc with deleteOnSandboxTermination, made by this sandbox's create.
         .addColumn("delete_with_sandbox", "integer", (c) => c.notNull().defaultTo(0))
-        .addPrimaryKeyConstraint("sandbox_volumes_pk", ["sandbox_id", "volume_id"])
+        .addPrimaryKeyConstraint("sandbox_volumes_pk", ["sandbox_id", "mount_path"])
         .execute();
       await db.schema
         .createIndex("sandbox_volumes_volume_id")

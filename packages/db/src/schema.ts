@@ -232,6 +232,9 @@ export interface VolumesTable {
 export interface SandboxVolumesTable {
   sandbox_id: string;
   volume_id: string;
+  /** Where the sandbox sees it. */
+  mount_path: string;
+  read_only: number;
   /** 1: the volume goes when the sandbox does (the runtime API's deleteOnSandboxTermination). */
   delete_with_sandbox: number;
 }

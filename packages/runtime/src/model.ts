@@ -64,6 +64,14 @@ export interface Volume {
   createdAt: string;
 }
 
+/** A registry volume as a sandbox mounts it. */
+export interface VolumeMount {
+  volumeId: string;
+  name: string;
+  mountPath: string;
+  readOnly: boolean;
+}
+
 /** A validated create request. Exactly one of `image` / `snapshotId`. */
 export interface CreateSandboxInput {
   owner?: string | null;

@@ -1,6 +1,8 @@
+import { posix } from "node:path";
 import {
   deriveSecret,
   Errors,
+  EXECD_MOUNT,
   fieldPath,
   invalidField,
   type Logger,
@@ -53,6 +55,18 @@ export interface SandboxServiceDeps {
 /** Label holding what the reconciler needs to adopt a container the database lost. */
 export const recordLabel = "paddock.record";
 const defaultSnapshotEntrypoint = ["tail", "-f", "/dev/null"];
+
+/** Where a registry volume may be mounted: not over the root or the daemon's own files. */
+function volumeMountPathAllowed(path: string): boolean {
+  return (
+    posix.isAbsolute(path) &&
+    posix.normalize(path) === path &&
+    path !== "/" &&
+    !path.endsWith("/") &&
+    path !== EXECD_MOUNT &&
+    !path.startsWith(`${EXECD_MOUNT}/`)
+  );
+}
 
 function invalid(message: string): never {
   throw new PaddockError(Errors.invalidRequest, message);
@@ -153,8 +167,19 @@ export class SandboxService implements SandboxOperations {
         ),
       );
     }
+    const mountPaths = new Set<string>();
     for (const [index, volume] of (input.volumes ?? []).entries()) {
       const where = fieldPath("body.volumes", index);
+      if (mountPaths.has(volume.mountPath))
+        invalid(invalidField(`${where}.mountPath`, "is the mount path of another volume of this sandbox"));
+      mountPaths.add(volume.mountPath);
+      if (volume.named && !volumeMountPathAllowed(volume.mountPath))
+        invalid(
+          invalidField(
+            `${where}.mountPath`,
+            `must be a plain absolute path other than / and outside ${EXECD_MOUNT}`,
+          ),
+        );
       const backends = [volume.host, volume.pvc, volume.ossfs, volume.named].filter(Boolean).length;
       if (backends !== 1 || volume.managed)
         invalid(invalidField(where, `(${volume.name}) must have exactly one backend (host or pvc)`));

@@ -1,7 +1,7 @@
 import { Errors, PaddockError } from "@paddock/common";
 import { type Database, type Db, lockWithin, type VolumesTable } from "@paddock/db";
 import type { Transaction } from "kysely";
-import type { Volume } from "./model.js";
+import type { Volume, VolumeMount } from "./model.js";
 import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 
 /** The key names are unique under: the owner, or "" for the operator's (owner null). */
@@ -87,8 +87,26 @@ export class VolumeRepository {
         .where("sandbox_id", "=", sandboxId)
         .returning(["volume_id", "delete_with_sandbox"])
         .execute();
-      return rows.filter((row) => Number(row.delete_with_sandbox) === 1).map((row) => row.volume_id);
+      const doomed = rows.filter((row) => Number(row.delete_with_sandbox) === 1).map((row) => row.volume_id);
+      return [...new Set(doomed)];
     });
+  }
+
+  /** The volumes a sandbox mounts, by mount path. */
+  async mountsOf(sandboxId: string): Promise<VolumeMount[]> {
+    const rows = await this.db
+      .selectFrom("sandbox_volumes")
+      .innerJoin("volumes", "volumes.id", "sandbox_volumes.volume_id")
+      .select(["volumes.id", "volumes.name", "sandbox_volumes.mount_path", "sandbox_volumes.read_only"])
+      .where("sandbox_volumes.sandbox_id", "=", sandboxId)
+      .orderBy("sandbox_volumes.mount_path")
+      .execute();
+    return rows.map((row) => ({
+      volumeId: row.id,
+      name: row.name,
+      mountPath: row.mount_path,
+      readOnly: Number(row.read_only) === 1,
+    }));
   }
 
   async remove(id: string): Promise<boolean> {
@@ -123,29 +141,31 @@ export async function attachVolumes(
   sandboxId: string,
   volumes: VolumeAttachment[],
 ): Promise<void> {
-  const byId = new Map(volumes.map((volume) => [volume.volumeId, volume]));
-  for (const [volumeId, volume] of [...byId].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const volumeId of [...new Set(volumes.map((volume) => volume.volumeId))].sort()) {
     await lockWithin(trx, `volume:${volumeId}`);
-    const found = await trx
-      .selectFrom("volumes")
-      .select("name")
-      .where("id", "=", volumeId)
-      .executeTakeFirst();
+    const found = await trx.selectFrom("volumes").select("id").where("id", "=", volumeId).executeTakeFirst();
     if (!found) throw new PaddockError(Errors.volumeNotFound, `volume ${volumeId} was deleted`);
-    await trx
-      .insertInto("sandbox_volumes")
-      .values({
-        sandbox_id: sandboxId,
-        volume_id: volumeId,
-        delete_with_sandbox: volume.deleteWithSandbox ? 1 : 0,
-      })
-      .execute();
   }
+  if (volumes.length === 0) return;
+  await trx
+    .insertInto("sandbox_volumes")
+    .values(
+      volumes.map((volume) => ({
+        sandbox_id: sandboxId,
+        volume_id: volume.volumeId,
+        mount_path: volume.mountPath,
+        read_only: volume.readOnly ? 1 : 0,
+        delete_with_sandbox: volume.deleteWithSandbox ? 1 : 0,
+      })),
+    )
+    .execute();
 }
 
 /** A volume a new sandbox mounts. */
 export interface VolumeAttachment {
   volumeId: string;
+  mountPath: string;
+  readOnly?: boolean;
   /** The volume goes when the sandbox does (made by its create, with deleteOnSandboxTermination). */
   deleteWithSandbox?: boolean;
 }

@@ -7,7 +7,7 @@ import {
   parseMemoryBytes,
 } from "@paddock/common";
 import { formatBytes } from "@paddock/common/format";
-import type { HostVolume, Volume } from "./model.js";
+import type { HostVolume, Volume, VolumeMount } from "./model.js";
 import type { VolumeStorage } from "./runtime.js";
 import type { SandboxQuota } from "./sandbox-quota.js";
 import type { VolumeAttachment, VolumeRepository } from "./volume-repository.js";
@@ -37,6 +37,8 @@ export interface VolumeOperations {
   list(owner?: string | null): Promise<Volume[]>;
   /** Unmounts and deletes the volume; `volume_in_use` while a sandbox that exists mounts it. */
   delete(id: string, owner?: string | null): Promise<void>;
+  /** The registry volumes a sandbox mounts; the caller has checked the sandbox is the owner's. */
+  mountsOf(sandboxId: string): Promise<VolumeMount[]>;
 }
 
 /** A sandbox's volumes resolved to host directories, and how to undo what resolving made. */
@@ -164,13 +166,23 @@ export class VolumeService implements VolumeOperations {
         }
         const directory = await this.storage().directory(found.id);
         resolved.push({ ...volume, managed: { volumeId: found.id, directory } });
-        attachments.push({ volumeId: found.id, deleteWithSandbox });
+        attachments.push({
+          volumeId: found.id,
+          mountPath: volume.mountPath,
+          readOnly: volume.readOnly === true,
+          deleteWithSandbox,
+        });
       }
     } catch (error) {
       await rollback();
       throw error;
     }
     return { volumes: resolved, attachments, rollback };
+  }
+
+  /** The registry volumes a sandbox mounts (none for another owner's sandbox: ask after checking it). */
+  mountsOf(sandboxId: string): Promise<VolumeMount[]> {
+    return this.deps.repository.mountsOf(sandboxId);
   }
 
   /** A removed sandbox's volumes are free; those made to go with it go now. */
