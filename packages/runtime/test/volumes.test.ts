@@ -134,12 +134,12 @@ describe.each(["gvisor", "runc"] as const)("volumes under %s", (secure) => {
   });
 });
 
-describe("the volume registry", () => {
+describe.each(["sqlite", "postgres"] as const)("the volume registry on %s", (engine) => {
   let t: TestStack;
   let sandbox: Sandbox | undefined;
 
   beforeAll(async () => {
-    t = await openTestStack({ secure: "runc" });
+    t = await openTestStack({ engine, secure: "runc" });
   });
   afterAll(async () => {
     await t?.dispose();
@@ -171,7 +171,7 @@ describe("the volume registry", () => {
 
   test("concurrent creates of one name: exactly one wins", async () => {
     const results = await Promise.allSettled(
-      Array.from({ length: 4 }, () =>
+      Array.from({ length: 12 }, () =>
         t.stack.volumes.create({ owner: "acct-c", name: "race", size: "16Mi" }),
       ),
     );
