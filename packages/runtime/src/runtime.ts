@@ -122,7 +122,9 @@ export interface WorkloadSummary {
 export interface VolumeStorage {
   /** Makes the volume's filesystem of `bytes`, empty and mounted. */
   create(volumeId: string, bytes: number): Promise<void>;
-  /** The host directory holding the volume's files, mounted again when the host lost its mount. */
+  /** Mounts the volume's filesystem again when the host lost its mount (a restart, a reboot). */
+  mount(volumeId: string): Promise<void>;
+  /** The host directory holding the volume's files; refused unless its filesystem is mounted. */
   directory(volumeId: string): Promise<string>;
   /** Unmounts the volume and deletes its files. */
   remove(volumeId: string): Promise<void>;

@@ -164,7 +164,14 @@ export class VolumeService implements VolumeOperations {
             deleteWithSandbox = pvc.deleteOnSandboxTermination === true;
           }
         }
-        const directory = await this.storage().directory(found.id);
+        const directory = await this.storage()
+          .directory(found.id)
+          .catch(async (error: unknown) => {
+            // Deleted since it was looked up: as if it had never been there.
+            if (!(await this.deps.repository.find(found.id)))
+              throw new PaddockError(Errors.volumeNotFound, `volume ${found.name} was deleted`);
+            throw error;
+          });
         resolved.push({ ...volume, managed: { volumeId: found.id, directory } });
         attachments.push({
           volumeId: found.id,
@@ -202,7 +209,7 @@ export class VolumeService implements VolumeOperations {
     const storage = this.deps.storage;
     if (!storage) return;
     for (const volume of await this.deps.repository.findAll()) {
-      await storage.directory(volume.id).catch((error: unknown) => {
+      await storage.mount(volume.id).catch((error: unknown) => {
         this.deps.logger.error({ volumeId: volume.id, err: error }, "cannot mount a volume");
       });
     }

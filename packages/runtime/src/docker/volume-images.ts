@@ -8,8 +8,8 @@ import { isMountPoint, makeExt4Image, mountImage, unmount } from "./ext4-image.j
  * Volumes on the host (decision 0192): each an ext4 image of its size in `dir`, loop-mounted on
  * a directory beside it that sandboxes get as a bind mount. The image is the volume's quota, as
  * for a sandbox's writable layer (decision 0120): a write past it is ENOSPC in the sandbox and
- * the host gives no more. Images outlive sandboxes and restarts; `directory` mounts one again
- * when the host lost its mount (a reboot, a restart in a new mount namespace).
+ * the host gives no more. Images outlive sandboxes and restarts; `mount` mounts one again when
+ * the host lost its mount (a reboot, a restart in a new mount namespace).
  */
 export class VolumeImages implements VolumeStorage {
   constructor(private readonly dir: string) {}
@@ -17,20 +17,27 @@ export class VolumeImages implements VolumeStorage {
   async create(volumeId: string, bytes: number): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await makeExt4Image(this.imagePath(volumeId), bytes);
-    const directory = await this.directory(volumeId);
+    await this.mount(volumeId);
+    const directory = this.mountPath(volumeId);
     await rmdir(join(directory, "lost+found"));
     // Any user a sandbox runs as (root, or E2B's `user`) may write to it.
     await chmod(directory, 0o777);
   }
 
-  async directory(volumeId: string): Promise<string> {
+  async mount(volumeId: string): Promise<void> {
     const directory = this.mountPath(volumeId);
-    if (await isMountPoint(directory)) return directory;
+    if (await isMountPoint(directory)) return;
     if (!existsSync(this.imagePath(volumeId)))
       throw new Error(`volume ${volumeId} has no image on this host`);
     await mkdir(directory, { recursive: true, mode: 0o755 });
     // A sandbox's files are never devices or set-uid programs for the next sandbox.
     await mountImage(this.imagePath(volumeId), directory, ["nodev", "nosuid"]);
+  }
+
+  async directory(volumeId: string): Promise<string> {
+    const directory = this.mountPath(volumeId);
+    // Only ever the mounted image, never a bare directory of the host's disk outside the quota.
+    if (!(await isMountPoint(directory))) throw new Error(`volume ${volumeId} is not mounted on this host`);
     return directory;
   }
 
