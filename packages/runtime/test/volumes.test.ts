@@ -84,6 +84,12 @@ describe.each(["gvisor", "runc"] as const)("volumes under %s", (secure) => {
     await expect(t.stack.volumes.delete(volume.id, "acct-a")).rejects.toMatchObject({
       code: "volume_in_use",
     });
+    // Resumed, it has its volume still.
+    await t.stack.sandboxes.resume(second.id, "acct-a");
+    await expect.poll(async () => (await t.stack.sandboxes.get(second.id)).status.state).toBe("Running");
+    expect((await bashIn(second.id, "echo after-resume > /data/r.txt && cat /data/r.txt")).output).toBe(
+      "after-resume\n",
+    );
     await t.stack.sandboxes.delete(second.id);
     await t.stack.volumes.delete(volume.id, "acct-a");
     await expect(t.stack.volumes.get(volume.id, "acct-a")).rejects.toMatchObject({
