@@ -128,12 +128,14 @@ export class VolumeService implements VolumeOperations {
     const created: Volume[] = [];
     const rollback = async () => {
       for (const volume of created) {
-        await this.delete(volume.id, volume.owner).catch((error: unknown) =>
+        await this.delete(volume.id, volume.owner).catch((error: unknown) => {
+          // Gone already: the removed sandbox took it (deleteOnSandboxTermination).
+          if ((error as PaddockError).code === Errors.volumeNotFound.code) return;
           this.deps.logger.warn(
             { volumeId: volume.id, err: error },
             "removing a volume made for a failed create",
-          ),
-        );
+          );
+        });
       }
     };
     try {
@@ -199,7 +201,9 @@ export class VolumeService implements VolumeOperations {
       if (!volume) continue;
       await this.delete(volume.id, volume.owner).catch((error: unknown) => {
         // Another sandbox mounts it too: it stays, as a volume that existed before would.
-        if ((error as PaddockError).code !== Errors.volumeInUse.code) throw error;
+        if ((error as PaddockError).code === Errors.volumeInUse.code) return;
+        // The sandbox is gone whatever happens to its volume: a failure here is logged, not its delete's.
+        this.deps.logger.warn({ volumeId, sandboxId, err: error }, "removing a sandbox's own volume failed");
       });
     }
   }
