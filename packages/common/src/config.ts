@@ -115,6 +115,12 @@ export const defaultConfig = {
      */
     upstream_dns: "",
   },
+  volumes: {
+    /** Size of a volume whose create names none (control plane, or a runtime API `pvc` made on demand). */
+    default_size: "1Gi",
+    /** Largest volume one create may ask for. */
+    max_size: "100Gi",
+  },
   templates: {
     /** Directory of `<id>/template.toml` files. */
     dir: "templates",
@@ -143,8 +149,11 @@ export const defaultConfig = {
     free_idle_timeout_seconds: 900,
     /** A sandbox paused this many days is deleted, unless its create set `lifecycle.maxPaused`; 0: kept. */
     free_max_paused_days: 30,
+    /** Volumes an account may hold; their sizes count against `<plan>_max_disk` with its sandboxes'. */
+    free_max_volumes: 5,
     pro_max_sandboxes: 50,
     pro_max_disk: "500Gi",
+    pro_max_volumes: 50,
     pro_max_api_keys: 100,
     pro_idle_timeout_seconds: 3600,
     pro_max_paused_days: 30,
@@ -329,6 +338,7 @@ function validate(config: PaddockConfig): void {
     throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
   validateLimits(config);
+  validateVolumes(config.volumes);
   if (!Number.isSafeInteger(config.server.max_upload_bytes) || config.server.max_upload_bytes < 0) {
     throw new ConfigError("server.max_upload_bytes must be a whole number of bytes, 0 or more (0: no limit)");
   }
@@ -361,6 +371,16 @@ function validate(config: PaddockConfig): void {
   }
 }
 
+function validateVolumes(volumes: PaddockConfig["volumes"]): void {
+  const defaultBytes = parseMemoryBytes(volumes.default_size);
+  const maxBytes = parseMemoryBytes(volumes.max_size);
+  if (defaultBytes === undefined)
+    throw new ConfigError(`volumes.default_size = "${volumes.default_size}" is not a size like "1Gi"`);
+  if (maxBytes === undefined)
+    throw new ConfigError(`volumes.max_size = "${volumes.max_size}" is not a size like "100Gi"`);
+  if (defaultBytes > maxBytes) throw new ConfigError("volumes.default_size must not exceed volumes.max_size");
+}
+
 function validateLimits(config: PaddockConfig): void {
   const wholeNumber = (key: string, value: number, minimum: number) => {
     if (!Number.isSafeInteger(value) || value < minimum)
@@ -371,6 +391,7 @@ function validateLimits(config: PaddockConfig): void {
     wholeNumber(`plans.${plan}_max_api_keys`, config.plans[`${plan}_max_api_keys`], 0);
     wholeNumber(`plans.${plan}_idle_timeout_seconds`, config.plans[`${plan}_idle_timeout_seconds`], 0);
     wholeNumber(`plans.${plan}_max_paused_days`, config.plans[`${plan}_max_paused_days`], 0);
+    wholeNumber(`plans.${plan}_max_volumes`, config.plans[`${plan}_max_volumes`], 0);
     const disk = config.plans[`${plan}_max_disk`];
     if (disk && parseMemoryBytes(disk) === undefined)
       throw new ConfigError(

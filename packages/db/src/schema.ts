@@ -227,6 +227,29 @@ export interface LoginAddressesTable {
   last_seen_at: string;
 }
 
+/** A named volume: an ext4 image of `size_bytes` on the host, mounted into sandboxes. */
+export interface VolumesTable {
+  id: string;
+  /** Account that owns it; null for the runtime API's operator. */
+  owner: string | null;
+  /** `owner`, or "" for the operator: names are unique per key (a unique index cannot see nulls as equal). */
+  owner_key: string;
+  name: string;
+  size_bytes: number | string;
+  created_at: string;
+}
+
+/** A sandbox mounting a volume; rows go with the sandbox's row. */
+export interface SandboxVolumesTable {
+  sandbox_id: string;
+  volume_id: string;
+  /** Where the sandbox sees it. */
+  mount_path: string;
+  read_only: number;
+  /** 1: the volume goes when the sandbox does (the runtime API's deleteOnSandboxTermination). */
+  delete_with_sandbox: number;
+}
+
 export interface Database {
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
@@ -247,4 +270,6 @@ export interface Database {
   leases: LeasesTable;
   rate_windows: RateWindowsTable;
   login_addresses: LoginAddressesTable;
+  volumes: VolumesTable;
+  sandbox_volumes: SandboxVolumesTable;
 }

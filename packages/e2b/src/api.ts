@@ -19,6 +19,8 @@ import {
   type SandboxQuota,
   type Template,
   unknownTemplate,
+  type Volume,
+  type VolumeOperations,
   validateNetworkTarget,
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
@@ -38,6 +40,8 @@ import {
 
 export interface E2bApiOptions {
   sandboxes: SandboxOperations;
+  /** The volume registry: E2B's team volumes are the account's (decision 0192). */
+  volumes: VolumeOperations;
   templates: Map<string, Template>;
   secretKey: string;
   publicUrl: () => string;
@@ -80,8 +84,18 @@ const NewSandbox = Type.Object({
   autoPauseMemory: Type.Optional(Type.Boolean()),
   autoResume: Type.Optional(Type.Object({ enabled: Type.Boolean() })),
   mcp: Type.Optional(Type.Unknown()),
-  volumeMounts: Type.Optional(Type.Array(Type.Unknown())),
+  volumeMounts: Type.Optional(
+    Type.Array(
+      Type.Object({ name: Type.String({ maxLength: 256 }), path: Type.String({ maxLength: 4096 }) }),
+      {
+        maxItems: 16,
+      },
+    ),
+  ),
 });
+const VolumeParams = Type.Object({ volumeID: Type.String({ minLength: 1, maxLength: 128 }) });
+// The name's rule is the registry's, so a bad one is its `invalid_volume_name` as on every surface.
+const NewVolume = Type.Object({ name: Type.String({ maxLength: 256 }) });
 const Timeout = Type.Object({ timeout: Type.Integer({ minimum: 0 }) });
 /** A connect's or resume's body: `memory: false` is the SDK's `onResume: "reboot"`; `autoPause` is deprecated. */
 const Resume = Type.Object({
@@ -282,8 +296,6 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   const create = async (request: FastifyRequest, body: typeof NewSandbox.static) => {
     if (body.mcp !== undefined)
       invalid(invalidField("body.mcp", "MCP gateways are not available on this server"));
-    if (body.volumeMounts?.length)
-      invalid(invalidField("body.volumeMounts", "volume mounts are not available on this server"));
     // E2B's rule: a filesystem-only snapshot is resumed only when asked (connect or resume).
     if (body.autoPauseMemory === false && body.autoResume?.enabled)
       invalid(
@@ -328,6 +340,15 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       ...(body.envVars ? { env: body.envVars } : {}),
       ...(body.metadata ? { metadata: body.metadata } : {}),
       ...(networkPolicy ? { networkPolicy } : {}),
+      ...(body.volumeMounts?.length
+        ? {
+            volumes: body.volumeMounts.map(({ name, path }) => ({
+              name,
+              mountPath: path,
+              named: { name },
+            })),
+          }
+        : {}),
       quota: await options.quotaOf(owner(request)),
     });
     return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
@@ -383,9 +404,10 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   });
 
   const one = { ...hidden, params: SandboxParams };
-  app.get("/sandboxes/:sandboxID", { schema: one }, async (request) =>
-    detailedSandbox(await visible(request, request.params.sandboxID), context),
-  );
+  app.get("/sandboxes/:sandboxID", { schema: one }, async (request) => {
+    const sandbox = await visible(request, request.params.sandboxID);
+    return detailedSandbox(sandbox, context, await options.volumes.mountsOf(sandbox.id));
+  });
 
   app.delete("/sandboxes/:sandboxID", { schema: one }, async (request, reply) => {
     await sandboxes.delete(request.params.sandboxID, owner(request));
@@ -541,4 +563,30 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       ];
     },
   );
+
+  // E2B's team volumes: the account's volumes, of the operator's default size (E2B's create names
+  // none). The token is for E2B's volume content API, which this server does not offer.
+  const volumeAndToken = (volume: Volume) => ({ volumeID: volume.id, name: volume.name, token: "" });
+  app.get("/volumes", { schema: hidden }, async (request) =>
+    (await options.volumes.list(owner(request))).map((volume) => ({
+      volumeID: volume.id,
+      name: volume.name,
+    })),
+  );
+  app.post("/volumes", { schema: { ...hidden, body: NewVolume } }, async (request, reply) => {
+    const volume = await options.volumes.create({
+      owner: owner(request),
+      name: request.body.name,
+      quota: await options.quotaOf(owner(request)),
+    });
+    return reply.status(201).send(volumeAndToken(volume));
+  });
+  const oneVolume = { ...hidden, params: VolumeParams };
+  app.get("/volumes/:volumeID", { schema: oneVolume }, async (request) =>
+    volumeAndToken(await options.volumes.get(request.params.volumeID, owner(request))),
+  );
+  app.delete("/volumes/:volumeID", { schema: oneVolume }, async (request, reply) => {
+    await options.volumes.delete(request.params.volumeID, owner(request));
+    return reply.status(204).send();
+  });
 };

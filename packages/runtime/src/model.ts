@@ -82,8 +82,36 @@ export interface HostVolume {
   readOnly?: boolean;
   subPath?: string;
   host?: { path: string };
-  pvc?: { claimName: string; createIfNotExists?: boolean; deleteOnSandboxTermination?: boolean };
+  pvc?: {
+    claimName: string;
+    createIfNotExists?: boolean;
+    deleteOnSandboxTermination?: boolean;
+    /** Size of a volume made on demand ("1Gi", checked by the API's schema); default `[volumes] default_size`. */
+    storage?: unknown;
+  };
   ossfs?: Record<string, unknown>;
+  /** A volume of the registry, by name, of the sandbox's owner (control plane, E2B). */
+  named?: { name: string };
+  /** Set by the service once `named` or `pvc` is resolved: the registry volume and its host directory. */
+  managed?: { volumeId: string; directory: string };
+}
+
+/** A named volume of the registry (decision 0192). */
+export interface Volume {
+  id: string;
+  /** The account that owns it; null for the runtime API's operator. */
+  owner: string | null;
+  name: string;
+  sizeBytes: number;
+  createdAt: string;
+}
+
+/** A registry volume as a sandbox mounts it. */
+export interface VolumeMount {
+  volumeId: string;
+  name: string;
+  mountPath: string;
+  readOnly: boolean;
 }
 
 /** A validated create request. Exactly one of `image` / `snapshotId`. */

@@ -127,6 +127,18 @@ export interface WorkloadSummary {
   labels: Record<string, string>;
 }
 
+/** Where volumes live on an engine's host: one fixed-size filesystem each (decision 0192). */
+export interface VolumeStorage {
+  /** Makes the volume's filesystem of `bytes`, empty and mounted. */
+  create(volumeId: string, bytes: number): Promise<void>;
+  /** Mounts the volume's filesystem again when the host lost its mount (a restart, a reboot). */
+  mount(volumeId: string): Promise<void>;
+  /** The host directory holding the volume's files; refused unless its filesystem is mounted. */
+  directory(volumeId: string): Promise<string>;
+  /** Unmounts the volume and deletes its files. */
+  remove(volumeId: string): Promise<void>;
+}
+
 export class RuntimeStartError extends Error {
   override name = "RuntimeStartError";
 }

@@ -11,6 +11,7 @@ import {
 import type { SandboxWrite } from "./sandbox-changes.js";
 import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
+import { attachVolumes, type VolumeAttachment } from "./volume-repository.js";
 
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
 export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
@@ -33,17 +34,29 @@ export class SandboxRepository {
 
   /**
    * Writes a new sandbox. `diskBytes` is its disk quota; with `quota`, the insert happens only if
-   * its owner stays within it (else `quota_exceeded`, nothing written).
+   * its owner stays within it (else `quota_exceeded`, nothing written). `volumes` are the
+   * volumes it mounts, recorded with it so that none can be deleted while it exists.
    */
   async insert(
     sandbox: Sandbox,
-    options: { diskBytes?: number | null; quota?: SandboxQuota | undefined } = {},
+    options: {
+      diskBytes?: number | null;
+      quota?: SandboxQuota | undefined;
+      volumes?: VolumeAttachment[];
+    } = {},
   ): Promise<void> {
     const row = { ...toRow(sandbox), replica: this.replica, disk_bytes: options.diskBytes ?? null };
+    const volumes = options.volumes ?? [];
     if (options.quota && sandbox.owner !== null) {
       await withinQuota(this.db, sandbox.owner, options.quota, async (trx, assertRoomFor) => {
         await assertRoomFor(row.disk_bytes);
         await trx.insertInto("sandboxes").values(row).execute();
+        await attachVolumes(trx, sandbox.id, volumes);
+      });
+    } else if (volumes.length > 0) {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto("sandboxes").values(row).execute();
+        await attachVolumes(trx, sandbox.id, volumes);
       });
     } else {
       await this.db.insertInto("sandboxes").values(row).execute();

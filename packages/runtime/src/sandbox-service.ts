@@ -1,6 +1,8 @@
+import { posix } from "node:path";
 import {
   deriveSecret,
   Errors,
+  EXECD_MOUNT,
   fieldPath,
   invalidField,
   type Logger,
@@ -33,6 +35,7 @@ import {
   validateLaunch,
   validateMetadata,
 } from "./validation.js";
+import type { VolumeService } from "./volume-service.js";
 
 export interface SandboxServiceDeps {
   runtime: Runtime;
@@ -45,6 +48,8 @@ export interface SandboxServiceDeps {
   templates: Map<string, Template>;
   /** What the repository's writes publish, for watchers of an account's sandboxes. */
   changes: SandboxChanges;
+  /** The volume registry, which resolves a create's volumes to host directories. */
+  volumes: VolumeService;
   /** Background work (pause, resume) is tracked so shutdown can wait for it. */
   track: (work: Promise<unknown>) => void;
 }
@@ -52,6 +57,18 @@ export interface SandboxServiceDeps {
 /** Label holding what the reconciler needs to adopt a container the database lost. */
 export const recordLabel = "paddock.record";
 const defaultSnapshotEntrypoint = ["tail", "-f", "/dev/null"];
+
+/** Where a registry volume may be mounted: not over the root or the daemon's own files. */
+function volumeMountPathAllowed(path: string): boolean {
+  return (
+    posix.isAbsolute(path) &&
+    posix.normalize(path) === path &&
+    path !== "/" &&
+    !path.endsWith("/") &&
+    path !== EXECD_MOUNT &&
+    !path.startsWith(`${EXECD_MOUNT}/`)
+  );
+}
 
 function invalid(message: string): never {
   throw new PaddockError(Errors.invalidRequest, message);
@@ -160,10 +177,21 @@ export class SandboxService implements SandboxOperations {
         ),
       );
     }
+    const mountPaths = new Set<string>();
     for (const [index, volume] of (input.volumes ?? []).entries()) {
       const where = fieldPath("body.volumes", index);
-      const backends = [volume.host, volume.pvc, volume.ossfs].filter(Boolean).length;
-      if (backends !== 1)
+      if (mountPaths.has(volume.mountPath))
+        invalid(invalidField(`${where}.mountPath`, "is the mount path of another volume of this sandbox"));
+      mountPaths.add(volume.mountPath);
+      if (volume.named && !volumeMountPathAllowed(volume.mountPath))
+        invalid(
+          invalidField(
+            `${where}.mountPath`,
+            `must be a plain absolute path other than / and outside ${EXECD_MOUNT}`,
+          ),
+        );
+      const backends = [volume.host, volume.pvc, volume.ossfs, volume.named].filter(Boolean).length;
+      if (backends !== 1 || volume.managed)
         invalid(invalidField(where, `(${volume.name}) must have exactly one backend (host or pvc)`));
       if (volume.ossfs) invalid(invalidField(`${where}.ossfs`, "is not supported by this runtime"));
       if (volume.subPath?.split("/").includes(".."))
@@ -237,8 +265,19 @@ export class SandboxService implements SandboxOperations {
       lastActivityAt: now.toISOString(),
       ...(idleAt ? { idleAt } : {}),
     };
+    // Registry volumes (decision 0192) resolved to their host directories, recorded with the sandbox.
+    const volumes = await this.deps.volumes.resolve(sandbox.owner, input.volumes ?? []);
     // Refused here (quota_exceeded) before anything exists that would need cleaning up.
-    await this.deps.sandboxes.insert(sandbox, { diskBytes: resources.diskBytes ?? null, quota: input.quota });
+    await this.deps.sandboxes
+      .insert(sandbox, {
+        diskBytes: resources.diskBytes ?? null,
+        quota: input.quota,
+        volumes: volumes.attachments,
+      })
+      .catch(async (error: unknown) => {
+        await volumes.rollback();
+        throw error;
+      });
     await this.deps.log.record(
       sandbox.id,
       "Pending",
@@ -256,7 +295,7 @@ export class SandboxService implements SandboxOperations {
         env: input.env ?? {},
         labels: { [recordLabel]: JSON.stringify(adoptionRecord(sandbox)) },
         ...resources,
-        volumes: input.volumes ?? [],
+        volumes: volumes.volumes,
         ...(input.networkPolicy ? { networkPolicy: input.networkPolicy } : {}),
         execdToken: tokens.execd,
         egressToken: tokens.egress,
@@ -287,6 +326,7 @@ export class SandboxService implements SandboxOperations {
       await runtime.removeWorkload(sandbox.id).catch(() => undefined);
       await this.deps.sandboxes.remove(sandbox.id);
       await this.deps.log.forget(sandbox.id);
+      await volumes.rollback();
       throw error;
     }
   }

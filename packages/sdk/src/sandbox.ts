@@ -12,6 +12,7 @@ import type {
   SandboxList,
   SandboxMetrics,
   Template,
+  VolumeMountOptions,
 } from "./types.js";
 import { encodePart, queryOf } from "./url.js";
 
@@ -32,6 +33,8 @@ export interface CreateOptions extends ConnectionOptions {
    * through this client.
    */
   secrets?: string[] | Record<string, string>;
+  /** The account's volumes to mount: `[{ volume: "data", mountPath: "/data", readOnly?, subPath? }]`. */
+  volumes?: VolumeMountOptions[];
 }
 
 /** A sandbox of the account the API key belongs to. */
@@ -86,6 +89,7 @@ export class Sandbox {
       ...(options.metadata ? { metadata: options.metadata } : {}),
       ...(options.networkPolicy ? { networkPolicy: options.networkPolicy } : {}),
       ...(options.secrets ? { secrets: secretInjection(options.secrets) } : {}),
+      ...(options.volumes ? { volumes: options.volumes } : {}),
     };
     return new Sandbox(transport, await transport.json<SandboxInfo>("POST", "/sandboxes", body));
   }

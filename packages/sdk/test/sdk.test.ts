@@ -194,4 +194,30 @@ describe("the TypeScript SDK against a running Paddock", () => {
     await client.logout();
     await expect(client.me()).rejects.toMatchObject({ code: "unauthorized" });
   });
+
+  test("volumes: create, mount into sandboxes, refused while mounted, delete", async () => {
+    const paddock = new Paddock(connection());
+    const volume = await paddock.volumes.create("sdk-data", { size: "32Mi" });
+    expect(volume).toMatchObject({ name: "sdk-data", sizeBytes: 32 * 2 ** 20 });
+    expect((await paddock.volumes.list()).map((listed) => listed.id)).toEqual([volume.id]);
+    const writer = await Sandbox.create({
+      ...connection(),
+      volumes: [{ volume: "sdk-data", mountPath: "/data" }],
+    });
+    await writer.commands.run("echo kept > /data/kept.txt");
+    await expect(paddock.volumes.delete(volume.id)).rejects.toMatchObject({
+      code: "volume_in_use",
+      status: 409,
+    });
+    await writer.kill();
+    const reader = await Sandbox.create({
+      ...connection(),
+      volumes: [{ volume: "sdk-data", mountPath: "/data", readOnly: true }],
+    });
+    expect((await reader.commands.run("cat /data/kept.txt")).stdout).toBe("kept\n");
+    await reader.kill();
+    await paddock.volumes.delete(volume.id);
+    await expect(paddock.volumes.get(volume.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(paddock.volumes.create("bad name")).rejects.toMatchObject({ code: "invalid_volume_name" });
+  });
 });

@@ -74,6 +74,8 @@ from .models import (
     UsageDay,
     UsagePeriod,
     UsageSummary,
+    VolumeInfo,
+    VolumeMount,
     WriteResult,
 )
 from .network_policy import NetworkPolicy
@@ -91,6 +93,7 @@ from .payments import (
 from .sandbox import AsyncSandbox, Sandbox
 from .secrets import Secrets
 from .usage import Usage
+from .volumes import Volumes
 
 __version__ = "0.1.0"
 
@@ -184,5 +187,8 @@ __all__ = [
     "UsageLimitError",
     "UsagePeriod",
     "UsageSummary",
+    "VolumeInfo",
+    "VolumeMount",
+    "Volumes",
     "WriteResult",
 ]

@@ -259,6 +259,27 @@ class SecretInfo:
 
 
 @dataclass(frozen=True)
+class VolumeInfo:
+    id: str
+    name: str
+    size_bytes: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    """One of the account's volumes, mounted at ``mount_path`` of a new sandbox."""
+
+    volume: str
+    """The volume's name."""
+    mount_path: str
+    read_only: bool = False
+    """Read-only by the host's enforcement: the sandbox cannot remount it."""
+    sub_path: str | None = None
+    """A directory inside the volume to mount instead of its root; made when missing."""
+
+
+@dataclass(frozen=True)
 class MemoryEntry:
     id: str
     content: str

@@ -37,6 +37,7 @@ from .models import (
     SandboxList,
     SandboxMetrics,
     Template,
+    VolumeMount,
 )
 from .network_policy import NetworkPolicy
 
@@ -196,6 +197,7 @@ def _create_call(
     metadata: dict[str, str] | None,
     secrets: SecretNames | None,
     network_policy: NetworkPolicyOptions | None,
+    volumes: Sequence[VolumeMount] | None = None,
 ) -> Call[SandboxInfo]:
     body: dict[str, Any] = {"template": template}
     if timeout is not None:
@@ -208,7 +210,18 @@ def _create_call(
         body["secrets"] = secrets if isinstance(secrets, dict) else {name: name for name in secrets}
     if network_policy:
         body["networkPolicy"] = _policy_body(network_policy)
+    if volumes:
+        body["volumes"] = [_mount_body(mount) for mount in volumes]
     return Call(Request("POST", "/sandboxes", json=body), model(SandboxInfo))
+
+
+def _mount_body(mount: VolumeMount) -> dict[str, Any]:
+    return {
+        "volume": mount.volume,
+        "mountPath": mount.mount_path,
+        **({"readOnly": True} if mount.read_only else {}),
+        **({"subPath": mount.sub_path} if mount.sub_path is not None else {}),
+    }
 
 
 def _policy_body(policy: NetworkPolicyOptions) -> dict[str, Any]:
@@ -260,17 +273,18 @@ class Sandbox(SandboxBase[SyncTransport]):
         metadata: dict[str, str] | None = None,
         secrets: SecretNames | None = None,
         network_policy: NetworkPolicyOptions | None = None,
+        volumes: Sequence[VolumeMount] | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         request_timeout: float | None = None,
     ) -> Sandbox:
         """Creates a sandbox from ``template``, running when this returns. ``timeout``: lifetime
         in seconds (None: it does not expire). ``network_policy`` needs a server whose secure
-        runtime can enforce it (runc or Kata, not gVisor). The connection comes from
+        runtime can enforce it (runc or Kata, not gVisor). ``volumes``: the account's volumes to mount. The connection comes from
         ``api_key``/``base_url`` or PADDOCK_API_KEY/PADDOCK_BASE_URL."""
         transport = SyncTransport(Connection.resolve(api_key, base_url, request_timeout))
         try:
-            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy, volumes)
             info = transport.call(call)
         except BaseException:
             transport.close()
@@ -373,6 +387,7 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         metadata: dict[str, str] | None = None,
         secrets: SecretNames | None = None,
         network_policy: NetworkPolicyOptions | None = None,
+        volumes: Sequence[VolumeMount] | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         request_timeout: float | None = None,
@@ -380,7 +395,7 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         """As ``Sandbox.create``."""
         transport = AsyncTransport(Connection.resolve(api_key, base_url, request_timeout))
         try:
-            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy, volumes)
             info = await transport.call(call)
         except BaseException:
             await transport.close()

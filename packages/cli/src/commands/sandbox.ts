@@ -1,6 +1,6 @@
 import { setTimeout } from "node:timers/promises";
 import { type Command, InvalidArgumentError } from "commander";
-import { Sandbox, type SandboxInfo } from "paddock";
+import { Sandbox, type SandboxInfo, type VolumeMountOptions } from "paddock";
 import { connectionOf, type GlobalOptions } from "../connection.js";
 import { CliError, collect, collectPair, formatTime, printJson, printRecord, printTable } from "../output.js";
 
@@ -13,6 +13,7 @@ interface SandboxOptions extends GlobalOptions {
   timeout?: number;
   env?: Record<string, string>;
   secret: string[];
+  volume: VolumeMountOptions[];
   metadata?: Record<string, string>;
   state: string[];
 }
@@ -35,6 +36,12 @@ export function registerSandboxCommands(program: Command): void {
       [],
     )
     .option("--metadata <KEY=VALUE>", "a metadata entry (repeatable)", collectPair)
+    .option(
+      "--volume <NAME:/PATH[:ro]>",
+      "mount the account's volume NAME at /PATH, read-only with :ro (repeatable; see `paddock volumes`)",
+      collectVolume,
+      [],
+    )
     .option("--json", "print the sandbox as JSON")
     .option("-q, --quiet", "print only its id (for `id=$(paddock sandbox create -q)`)")
     .action(async (_options, command: Command) => {
@@ -46,6 +53,7 @@ export function registerSandboxCommands(program: Command): void {
         ...(options.env ? { env: options.env } : {}),
         ...(options.metadata ? { metadata: options.metadata } : {}),
         ...(options.secret.length ? { secrets: secretVariables(options.secret) } : {}),
+        ...(options.volume.length ? { volumes: options.volume } : {}),
       });
       if (options.quiet) process.stdout.write(`${created.id}\n`);
       else printSandbox(created, options.json);
@@ -160,6 +168,21 @@ function wholeSeconds(value: string): number {
 }
 
 /** `NAME` injects the secret NAME as $NAME; `NAME=VARIABLE` as $VARIABLE. */
+/** `--volume NAME:/PATH[:ro]`, collected. */
+function collectVolume(spec: string, previous: VolumeMountOptions[] = []): VolumeMountOptions[] {
+  const parts = spec.split(":");
+  const mode = parts.length === 3 ? parts.pop() : undefined;
+  const [volume = "", mountPath = ""] = parts;
+  if (
+    parts.length !== 2 ||
+    !volume ||
+    !mountPath.startsWith("/") ||
+    (mode !== undefined && mode !== "ro" && mode !== "rw")
+  )
+    throw new InvalidArgumentError("give NAME:/PATH, or NAME:/PATH:ro for a read-only mount");
+  return [...previous, { volume, mountPath, ...(mode === "ro" ? { readOnly: true } : {}) }];
+}
+
 function secretVariables(specs: string[]): Record<string, string> {
   const variables: Record<string, string> = {};
   for (const spec of specs) {

@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import { errorDefinitions } from "@paddock/common";
 import type { Db } from "@paddock/db";
-import type { SandboxOperations } from "@paddock/runtime";
+import type { SandboxOperations, VolumeOperations } from "@paddock/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
 import { controlPlane } from "./plugin.js";
 
@@ -33,6 +33,7 @@ export async function generateOpenApi(): Promise<string> {
   await app.register(controlPlane, {
     db: {} as Db,
     sandboxes: {} as SandboxOperations,
+    volumes: {} as VolumeOperations,
     templates: new Map(),
     secretKey: "",
     publicUrl: () => "",

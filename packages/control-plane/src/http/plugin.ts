@@ -8,7 +8,7 @@ import {
   installQueryChecks,
   installValidation,
 } from "@paddock/http";
-import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
+import { type SandboxOperations, type Template, UsageLedger, type VolumeOperations } from "@paddock/runtime";
 import { Billing, type BillingSettings } from "../billing/billing.js";
 import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";
@@ -39,12 +39,15 @@ import { SandboxSecrets } from "../secrets/sandbox-secrets.js";
 import { SecretStore } from "../secrets/secret-store.js";
 import { usageRoutes } from "../usage/routes.js";
 import { defaultUsagePolicy, Usage, type UsagePolicy } from "../usage/usage.js";
+import { volumeRoutes } from "../volumes/routes.js";
 import { authorize } from "./auth-hook.js";
 import { RateCounters } from "./rate-limit.js";
 
 export interface ControlPlaneOptions {
   db: Db;
   sandboxes: SandboxOperations;
+  /** The volume registry (decision 0192). */
+  volumes: VolumeOperations;
   templates: Map<string, Template>;
   secretKey: string;
   /** Base URL clients reach this server at (known once it listens). */
@@ -117,6 +120,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     usage,
     limits,
   });
+  await app.register(volumeRoutes, { identity, volumes: options.volumes, limits });
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });
@@ -165,6 +169,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(e2bApi, {
     prefix: "/e2b",
     sandboxes: options.sandboxes,
+    volumes: options.volumes,
     templates: options.templates,
     secretKey: options.secretKey,
     publicUrl: options.publicUrl,

@@ -34,11 +34,16 @@ export class AccountLimits {
     private readonly settings: LimitSettings,
   ) {}
 
-  /** What the account's plan lets it hold at once, for the runtime to check as it writes. */
+  /** What the account's plan lets it hold at once (sandboxes, volumes, their disk), for the runtime to check as it writes. */
   async sandboxQuota(accountId: string): Promise<SandboxQuota> {
     const plan = await planOfAccount(this.db, accountId);
     const limits = planLimits(this.settings.plans, plan.id);
-    return { plan: plan.name, maxSandboxes: limits.maxSandboxes, maxDiskBytes: limits.maxDiskBytes };
+    return {
+      plan: plan.name,
+      maxSandboxes: limits.maxSandboxes,
+      maxDiskBytes: limits.maxDiskBytes,
+      maxVolumes: limits.maxVolumes,
+    };
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {

@@ -37,6 +37,8 @@ export interface PlanLimits {
   /** Sum of its sandboxes' disk quotas, in bytes; null: no cap. */
   maxDiskBytes: number | null;
   maxApiKeys: number;
+  /** Volumes at once; their sizes count in `maxDiskBytes`. */
+  maxVolumes: number;
 }
 
 /** The limits of a plan as the operator configured them. */
@@ -46,6 +48,7 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
     maxSandboxes: settings[`${plan}_max_sandboxes`],
     maxDiskBytes: disk ? (parseMemoryBytes(disk) ?? null) : null,
     maxApiKeys: settings[`${plan}_max_api_keys`],
+    maxVolumes: settings[`${plan}_max_volumes`],
   };
 }
 

@@ -25,6 +25,7 @@ import {
   RuntimeStartError,
   type SecureRuntime,
   sandboxCapabilities,
+  type VolumeStorage,
   type Workload,
   type WorkloadExit,
   type WorkloadSpec,
@@ -43,6 +44,7 @@ import { NetworkFiles } from "./network-files.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
+import { VolumeImages } from "./volume-images.js";
 import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
 
 export const managedLabel = "paddock.managed";
@@ -58,6 +60,8 @@ export class DockerRuntime implements Runtime {
   private gpuPresent = false;
   /** Per-sandbox disk quotas, when this engine and process can enforce them (decision 0120). */
   private diskQuotas: DiskQuotas | undefined;
+  /** Volumes stand on the same fixed-size filesystems as disk quotas, so exist where those can. */
+  private volumeImages: VolumeImages | undefined;
   private diskQuotaProblem = "";
   /** The sandboxes' /etc/hosts and friends, off the engine's disk (when this process may mount them). */
   private networkFiles: NetworkFiles | undefined;
@@ -93,8 +97,10 @@ export class DockerRuntime implements Runtime {
         `per-sandbox disk quotas cannot be enforced: ${this.diskQuotaProblem}; set docker.default_disk = "" to run without them`,
       );
     }
-    if (!this.diskQuotaProblem)
+    if (!this.diskQuotaProblem) {
       this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
+      this.volumeImages = new VolumeImages(join(resolve(this.config.server.data_dir), "volumes"));
+    }
     if (NetworkFiles.possible(this.config.docker.socket_path)) {
       this.networkFiles = new NetworkFiles();
       await this.networkFiles.releaseOrphans(
@@ -192,6 +198,11 @@ export class DockerRuntime implements Runtime {
         oomKilled: status.oomKilled ?? false,
       });
     });
+  }
+
+  /** Where volumes live, once started; undefined where fixed-size filesystems cannot be made. */
+  volumeStorage(): VolumeStorage | undefined {
+    return this.volumeImages;
   }
 
   hasGpu(): boolean {

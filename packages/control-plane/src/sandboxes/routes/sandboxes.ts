@@ -91,7 +91,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       onRequest: options.limits.hook("creates"),
     },
     async (request, reply) => {
-      const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
+      const { template, timeout, env, metadata, networkPolicy, secrets, volumes } = request.body;
       await options.usage.assertCanRun(owner(request), "create");
       if (!templates.has(template)) throw unknownTemplate(template, templates);
       const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
@@ -102,6 +102,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         ...(env ? { env } : {}),
         ...(metadata ? { metadata } : {}),
         ...(networkPolicy ? { networkPolicy } : {}),
+        ...(volumes?.length
+          ? {
+              volumes: volumes.map(({ volume, mountPath, readOnly, subPath }) => ({
+                name: volume,
+                mountPath,
+                named: { name: volume },
+                ...(readOnly !== undefined ? { readOnly } : {}),
+                ...(subPath !== undefined ? { subPath } : {}),
+              })),
+            }
+          : {}),
         quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);

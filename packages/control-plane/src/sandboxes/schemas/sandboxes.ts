@@ -1,6 +1,7 @@
 import { Paginated, pageQueryFields } from "@paddock/common";
 import { Type } from "@sinclair/typebox";
 import { SecretInjection } from "../../secrets/schemas.js";
+import { SandboxVolumes } from "../../volumes/schemas.js";
 import { NetworkPolicy } from "./network-policy.js";
 
 const strict = { additionalProperties: false } as const;
@@ -21,6 +22,7 @@ export const CreateSandboxRequest = Type.Object(
     metadata: Type.Optional(Metadata),
     networkPolicy: Type.Optional(NetworkPolicy),
     secrets: Type.Optional(SecretInjection),
+    volumes: Type.Optional(SandboxVolumes),
   },
   strict,
 );
