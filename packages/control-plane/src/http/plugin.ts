@@ -101,9 +101,12 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   );
   usage.start();
   app.addHook("onClose", () => usage.stop());
-  // A resume on use is refused for an account out of minutes, as an asked one is (402).
+  // A resume on use is refused for an account out of minutes, as an asked one is (402); every
+  // resume let through is counted in the account's usage.
   options.sandboxes.checkResumes(async (sandbox) => {
-    if (sandbox.owner !== null) await usage.assertCanRun(sandbox.owner, "resume");
+    if (sandbox.owner === null) return;
+    await usage.assertCanRun(sandbox.owner, "resume");
+    await usage.countResume(sandbox.owner);
   });
   // Routes registered in one explicit list.
   await app.register(authRoutes, { identity });
@@ -130,7 +133,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
-  await app.register(usageRoutes, { identity, usage });
+  await app.register(usageRoutes, { identity, usage, limits });
   await app.register(billingRoutes, {
     identity,
     billing: new Billing({
