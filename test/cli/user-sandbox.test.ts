@@ -63,7 +63,7 @@ describe("paddock sandbox, exec and cp", () => {
     expect(await user.json<SandboxJson[]>(["sandbox", "list", "--state", "Paused"])).toEqual([]);
     const table = await user.run(["sandbox", "list"]);
     expect(table.stdout).toMatch(
-      new RegExp(`^ID +STATE +TEMPLATE +CREATED +EXPIRES\\n${sandbox.id} +Running +python `),
+      new RegExp(`^ID +STATE +TEMPLATE +CREATED +EXPIRES +IDLES AT\\n${sandbox.id} +Running +python `),
     );
     const record = await user.run(["sandbox", "get", sandbox.id]);
     expect(record.stdout).toMatch(/^id: +sbx.*\nstate: +Running\ntemplate: +python\n/);
