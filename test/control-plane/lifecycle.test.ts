@@ -225,6 +225,17 @@ describe("the sandbox lifecycle through the control plane (gVisor)", () => {
     await callApi(t, token, "DELETE", `/sandboxes/${sandbox.id}`);
   });
 
+  test("with autoResume off, a command on a paused sandbox is refused (409) and leaves it paused", async () => {
+    const sandbox = await create(t, token, { lifecycle: { ...awake, autoResume: false } });
+    expect((await callApi(t, token, "POST", `/sandboxes/${sandbox.id}/pause`)).status).toBe(200);
+    await until(t, token, sandbox.id, (current) => current.state === "Paused");
+    const run = await callApi(t, token, "POST", `/sandboxes/${sandbox.id}/run`, { command: "echo no" });
+    expect(run.status, run.text).toBe(409);
+    expect(run.body.code).toBe("invalid_state");
+    expect((await stateOf(t, token, sandbox.id)).state).toBe("Paused");
+    await callApi(t, token, "DELETE", `/sandboxes/${sandbox.id}`);
+  });
+
   test("another account's sandbox is 404 on pause and resume", async () => {
     const sandbox = await create(t, token, { lifecycle: awake });
     const stranger = await t.account("stranger@example.com");

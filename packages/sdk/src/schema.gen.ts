@@ -1523,7 +1523,7 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody: {
+            requestBody?: {
                 content: {
                     "application/json": {
                         /** @description `memory` (the default): frozen in place; `disk`: off the host's memory at once (see `memoryPreserved`). */

@@ -3,6 +3,7 @@ import { errorDefinitions } from "@paddock/common";
 import type { Db } from "@paddock/db";
 import type { SandboxOperations } from "@paddock/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
+import { optionalBodies } from "./optional-body.js";
 import { controlPlane } from "./plugin.js";
 
 export const openApiInfo = {
@@ -22,6 +23,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearer: [] }],
     },
     hideUntagged: true,
+    transformObject: (document) =>
+      "openapiObject" in document ? optionalBodies(document.openapiObject) : document.swaggerObject,
   });
 }
 

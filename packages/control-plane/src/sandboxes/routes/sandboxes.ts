@@ -8,6 +8,7 @@ import {
 } from "@paddock/runtime";
 import { authenticate, principalOf } from "../../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../../http/error-schemas.js";
+import { optionalBody } from "../../http/optional-body.js";
 import type { Identity } from "../../identity/identity.js";
 import type { AccountLimits } from "../../plans/account-limits.js";
 import type { SandboxSecrets } from "../../secrets/sandbox-secrets.js";
@@ -161,6 +162,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         description:
           'Pauses the sandbox in the background (Pausing, then Paused). No body: in memory. `{"to": "disk"}` also moves a sandbox paused in memory to disk.',
         body: PauseRequest,
+        [optionalBody]: true,
       },
       // No body (as before there was one) is a pause in memory.
       preValidation: async (request) => {
