@@ -364,6 +364,18 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0012_resume_counts": {
+    async up(db: Kysely<unknown>) {
+      // Resumes per account and calendar month (UTC), each one asked or on use.
+      await db.schema
+        .createTable("account_resumes")
+        .addColumn("account_id", "text", (c) => c.notNull())
+        .addColumn("period", "text", (c) => c.notNull())
+        .addColumn("resumes", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("account_resumes_pk", ["account_id", "period"])
+        .execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

@@ -151,6 +151,14 @@ export interface AccountUsageDaysTable {
   running_ms: number | string;
 }
 
+/** Resumes of an account's sandboxes in a period, asked or on use (decision 0193). */
+export interface AccountResumesTable {
+  account_id: string;
+  /** `YYYY-MM` (UTC). */
+  period: string;
+  resumes: number | string;
+}
+
 export interface UsageMetersTable {
   /** A sandbox that is Running and owned by an account: its time since `since` is not yet counted. */
   sandbox_id: string;
@@ -263,6 +271,7 @@ export interface Database {
   sandbox_usage: SandboxUsageTable;
   usage_meters: UsageMetersTable;
   account_usage_days: AccountUsageDaysTable;
+  account_resumes: AccountResumesTable;
   account_billing: AccountBillingTable;
   billing_events: BillingEventsTable;
   payment_credentials: PaymentCredentialsTable;

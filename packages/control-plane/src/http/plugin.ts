@@ -105,9 +105,12 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   );
   usage.start();
   app.addHook("onClose", () => usage.stop());
-  // A resume on use is refused for an account out of minutes, as an asked one is (402).
+  // A resume on use is refused for an account out of minutes, as an asked one is (402); every
+  // resume let through is counted in the account's usage.
   options.sandboxes.checkResumes(async (sandbox) => {
-    if (sandbox.owner !== null) await usage.assertCanRun(sandbox.owner, "resume");
+    if (sandbox.owner === null) return;
+    await usage.assertCanRun(sandbox.owner, "resume");
+    await usage.countResume(sandbox.owner);
   });
   // Routes registered in one explicit list.
   await app.register(authRoutes, { identity });
@@ -135,7 +138,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
-  await app.register(usageRoutes, { identity, usage });
+  await app.register(usageRoutes, { identity, usage, limits });
   await app.register(billingRoutes, {
     identity,
     billing: new Billing({
@@ -178,11 +181,6 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     quotaOf: (accountId) => limits.sandboxQuota(accountId),
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
     // The plan's idle policy, as the control plane's creates get it (0: never).
-    lifecycleDefaults: async (accountId) => {
-      const plan = (await planOfAccount(options.db, accountId)).id;
-      const idle = settings.plans[`${plan}_idle_timeout_seconds`];
-      const days = settings.plans[`${plan}_max_paused_days`];
-      return { idleTimeout: idle || null, maxPaused: days ? days * 86_400 : null };
-    },
+    lifecycleDefaults: (accountId) => limits.lifecycleDefaults(accountId),
   });
 };

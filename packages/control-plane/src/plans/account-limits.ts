@@ -6,7 +6,7 @@ import { principalOf } from "../http/auth-hook.js";
 import { clientOf } from "../http/client-address.js";
 import { ControlPlaneErrors } from "../http/errors.js";
 import type { RateCounters, RateHit } from "../http/rate-limit.js";
-import { planLimits, planOfAccount } from "./plans.js";
+import { type PlanLifecycle, planLifecycle, planLimits, planOfAccount } from "./plans.js";
 
 /** What the operator configured: `[plans]` and `[rate_limits]`. */
 export type LimitSettings = Pick<PaddockConfig, "plans" | "rate_limits">;
@@ -44,6 +44,12 @@ export class AccountLimits {
       maxDiskBytes: limits.maxDiskBytes,
       maxVolumes: limits.maxVolumes,
     };
+  }
+
+  /** The idle timeout and paused retention a create without its own gets, from the account's plan. */
+  async lifecycleDefaults(accountId: string): Promise<PlanLifecycle> {
+    const plan = await planOfAccount(this.db, accountId);
+    return planLifecycle(this.settings.plans, plan.id);
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {

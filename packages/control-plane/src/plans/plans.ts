@@ -52,6 +52,25 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
   };
 }
 
+/**
+ * What a plan's sandboxes get when their create leaves it out (decision 0193): the pause after
+ * `idleTimeout` seconds without use, and deletion after `maxPaused` seconds paused. Null: never
+ * (the operator's 0).
+ */
+export interface PlanLifecycle {
+  idleTimeout: number | null;
+  maxPaused: number | null;
+}
+
+export function planLifecycle(settings: PaddockConfig["plans"], plan: PlanId): PlanLifecycle {
+  const idle = settings[`${plan}_idle_timeout_seconds`];
+  const days = settings[`${plan}_max_paused_days`];
+  return {
+    idleTimeout: idle > 0 ? Math.max(1, Math.round(idle)) : null,
+    maxPaused: days > 0 ? Math.max(1, Math.round(days * 86_400)) : null,
+  };
+}
+
 /** An account's plan, read from its row (an account not found is treated as Free). */
 export async function planOfAccount(db: Db, accountId: string): Promise<Plan> {
   const row = await db.selectFrom("accounts").select("plan").where("id", "=", accountId).executeTakeFirst();
