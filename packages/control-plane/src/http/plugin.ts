@@ -24,7 +24,6 @@ import { PaymentCredentials } from "../payments/payment-credentials.js";
 import { PaymentOperations } from "../payments/payment-operations.js";
 import { paymentRoutes } from "../payments/routes.js";
 import { AccountLimits, type LimitSettings } from "../plans/account-limits.js";
-import { planOfAccount } from "../plans/plans.js";
 import { codeRoutes } from "../sandboxes/routes/code.js";
 import { diagnosticRoutes } from "../sandboxes/routes/diagnostics.js";
 import { endpointRoutes } from "../sandboxes/routes/endpoints.js";
