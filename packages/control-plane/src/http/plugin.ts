@@ -130,7 +130,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
-  await app.register(usageRoutes, { identity, usage });
+  await app.register(usageRoutes, { identity, usage, limits });
   await app.register(billingRoutes, {
     identity,
     billing: new Billing({

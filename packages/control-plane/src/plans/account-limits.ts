@@ -6,7 +6,7 @@ import { principalOf } from "../http/auth-hook.js";
 import { clientOf } from "../http/client-address.js";
 import { ControlPlaneErrors } from "../http/errors.js";
 import type { RateCounters, RateHit } from "../http/rate-limit.js";
-import { planLimits, planOfAccount } from "./plans.js";
+import { type PlanIdlePolicy, planIdlePolicy, planLimits, planOfAccount } from "./plans.js";
 
 /** What the operator configured: `[plans]` and `[rate_limits]`. */
 export type LimitSettings = Pick<PaddockConfig, "plans" | "rate_limits">;
@@ -39,6 +39,11 @@ export class AccountLimits {
     const plan = await planOfAccount(this.db, accountId);
     const limits = planLimits(this.settings.plans, plan.id);
     return { plan: plan.name, maxSandboxes: limits.maxSandboxes, maxDiskBytes: limits.maxDiskBytes };
+  }
+
+  /** The idle policy the account's plan gives a sandbox whose create leaves it out. */
+  async idlePolicy(accountId: string): Promise<PlanIdlePolicy> {
+    return planIdlePolicy(this.settings.plans, (await planOfAccount(this.db, accountId)).id);
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {

@@ -49,6 +49,22 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
   };
 }
 
+/**
+ * What a sandbox created on a plan gets when its create leaves `lifecycle.idleTimeout` or
+ * `lifecycle.maxPaused` out (`[plans] <plan>_idle_timeout_seconds`, `<plan>_max_paused_days`), in
+ * seconds; null (configured as 0): never.
+ */
+export interface PlanIdlePolicy {
+  idleTimeout: number | null;
+  maxPaused: number | null;
+}
+
+export function planIdlePolicy(settings: PaddockConfig["plans"], plan: PlanId): PlanIdlePolicy {
+  const idle = settings[`${plan}_idle_timeout_seconds`];
+  const pausedDays = settings[`${plan}_max_paused_days`];
+  return { idleTimeout: idle > 0 ? idle : null, maxPaused: pausedDays > 0 ? pausedDays * 86_400 : null };
+}
+
 /** An account's plan, read from its row (an account not found is treated as Free). */
 export async function planOfAccount(db: Db, accountId: string): Promise<Plan> {
   const row = await db.selectFrom("accounts").select("plan").where("id", "=", accountId).executeTakeFirst();

@@ -2,14 +2,16 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { errorResponses } from "../http/error-schemas.js";
 import type { Identity } from "../identity/identity.js";
+import type { AccountLimits } from "../plans/account-limits.js";
 import { SandboxUsageList, SandboxUsageQuery, UsageSummary } from "./schemas.js";
 import type { Usage } from "./usage.js";
 
 /** Usage of the current period: account routes (sessions and unscoped keys only). */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; usage: Usage }> = async (
-  app,
-  { identity, usage },
-) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  usage: Usage;
+  limits: AccountLimits;
+}> = async (app, { identity, usage, limits }) => {
   app.addHook("onRequest", authenticate(identity, null));
 
   app.get(
@@ -22,7 +24,12 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; usage:
         response: { 200: UsageSummary, ...errorResponses },
       },
     },
-    async (request) => usage.summary(principalOf(request).accountId),
+    async (request) => {
+      const accountId = principalOf(request).accountId;
+      const summary = await usage.summary(accountId);
+      // The plan's idle policy beside the plan, for the surfaces that create sandboxes to show.
+      return { ...summary, plan: { ...summary.plan, lifecycle: await limits.idlePolicy(accountId) } };
+    },
   );
 
   app.get(

@@ -20,6 +20,7 @@ import {
   CreateSandboxRequest,
   ListQuery,
   MetadataPatch,
+  PauseRequest,
   RenewRequest,
   RunRequest,
   RunResult,
@@ -48,6 +49,18 @@ export function toWire(sandbox: SandboxModel) {
     metadata: sandbox.metadata,
     createdAt: sandbox.createdAt,
     expiresAt: sandbox.expiresAt ?? null,
+    lifecycle: {
+      onTimeout: sandbox.lifecycle.onTimeout,
+      idleTimeout: sandbox.lifecycle.idleTimeout,
+      processesKeepAwake: sandbox.lifecycle.processesKeepAwake,
+      autoResume: sandbox.lifecycle.autoResume,
+      keepMemory: sandbox.lifecycle.keepMemory,
+      maxPaused: sandbox.lifecycle.maxPaused,
+    },
+    pausedTo: sandbox.pause?.to ?? null,
+    memoryPreserved: sandbox.pause?.to === "disk" ? sandbox.pause.memoryPreserved : null,
+    lastActivityAt: sandbox.lastActivityAt ?? null,
+    idleAt: sandbox.idleAt ?? null,
   };
 }
 
@@ -91,7 +104,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       onRequest: options.limits.hook("creates"),
     },
     async (request, reply) => {
-      const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
+      const { template, timeout, env, metadata, networkPolicy, secrets, lifecycle = {} } = request.body;
       await options.usage.assertCanRun(owner(request), "create");
       if (!templates.has(template)) throw unknownTemplate(template, templates);
       const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
@@ -102,6 +115,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         ...(env ? { env } : {}),
         ...(metadata ? { metadata } : {}),
         ...(networkPolicy ? { networkPolicy } : {}),
+        // What the caller left out comes from the plan; an explicit null (never) is kept.
+        lifecycle: { ...(await options.limits.idlePolicy(owner(request))), ...lifecycle },
         quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
@@ -137,8 +152,17 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   app.get("/sandboxes/:id", { schema: one }, async (request) =>
     toWire(await sandboxes.get(request.params.id, owner(request))),
   );
-  app.post("/sandboxes/:id/pause", { schema: one }, async (request) =>
-    toWire(await sandboxes.pause(request.params.id, owner(request))),
+  app.post(
+    "/sandboxes/:id/pause",
+    {
+      schema: { ...one, body: PauseRequest },
+      // No body (as before `to` existed) is a pause in memory.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) =>
+      toWire(await sandboxes.pause(request.params.id, owner(request), { to: request.body.to ?? "memory" })),
   );
   app.post(
     "/sandboxes/:id/resume",

@@ -11,6 +11,48 @@ const Metadata = Type.Record(Type.String({ maxLength: 317 }), Type.String({ maxL
   maxProperties: 64,
 });
 
+const OnTimeout = Type.Union([Type.Literal("kill"), Type.Literal("pause")], {
+  description: "What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it.",
+});
+const IdleTimeout = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+  description: "Seconds without use after which the sandbox pauses; null: never.",
+});
+const MaxPaused = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+  description: "Seconds the sandbox may stay paused before it is deleted; null: kept.",
+});
+const lifecycleFlags = {
+  processesKeepAwake: Type.Boolean({
+    description: "A command, code execution or terminal that still runs in the sandbox counts as use.",
+  }),
+  autoResume: Type.Boolean({ description: "A call that needs the sandbox running resumes it first." }),
+  keepMemory: Type.Boolean({
+    description: "A pause to disk keeps processes and memory where the runtime can (see `memoryPreserved`).",
+  }),
+};
+
+export const LifecycleRequest = Type.Object(
+  {
+    onTimeout: Type.Optional(OnTimeout),
+    idleTimeout: Type.Optional(IdleTimeout),
+    processesKeepAwake: Type.Optional(lifecycleFlags.processesKeepAwake),
+    autoResume: Type.Optional(lifecycleFlags.autoResume),
+    keepMemory: Type.Optional(lifecycleFlags.keepMemory),
+    maxPaused: Type.Optional(MaxPaused),
+  },
+  {
+    ...strict,
+    description:
+      "How the sandbox sleeps and wakes. Left out, `idleTimeout` and `maxPaused` take the account's plan defaults (GET /usage `plan.lifecycle`); `null` means never.",
+  },
+);
+
+export const Lifecycle = Type.Object({
+  onTimeout: OnTimeout,
+  idleTimeout: IdleTimeout,
+  ...lifecycleFlags,
+  maxPaused: MaxPaused,
+});
+
 export const CreateSandboxRequest = Type.Object(
   {
     template: Type.String({ minLength: 1, maxLength: 64, default: "python" }),
@@ -21,6 +63,7 @@ export const CreateSandboxRequest = Type.Object(
     metadata: Type.Optional(Metadata),
     networkPolicy: Type.Optional(NetworkPolicy),
     secrets: Type.Optional(SecretInjection),
+    lifecycle: Type.Optional(LifecycleRequest),
   },
   strict,
 );
@@ -33,6 +76,20 @@ export const Sandbox = Type.Object({
   createdAt: Type.String(),
   expiresAt: Type.Union([Type.String(), Type.Null()]),
   reason: Type.Optional(Type.String()),
+  lifecycle: Lifecycle,
+  pausedTo: Type.Union([Type.Literal("memory"), Type.Literal("disk"), Type.Null()], {
+    description: "Where the sandbox sleeps while Paused (and while Pausing on its way); null otherwise.",
+  }),
+  memoryPreserved: Type.Union([Type.Boolean(), Type.Null()], {
+    description:
+      "Paused to disk: true when a resume brings its processes and memory back, false when only its files (processes start anew); null unless on disk.",
+  }),
+  lastActivityAt: Type.Union([Type.String(), Type.Null()], {
+    description: "The last time anything reached the sandbox through this server.",
+  }),
+  idleAt: Type.Union([Type.String(), Type.Null()], {
+    description: "When the sandbox pauses for want of use unless used before; null: it never idles out.",
+  }),
 });
 
 export const SandboxParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -53,6 +110,18 @@ export const SandboxList = Paginated(Sandbox);
 
 export const RenewRequest = Type.Object(
   { timeout: Type.Integer({ minimum: 1, description: "New lifetime in seconds, counted from now." }) },
+  strict,
+);
+
+export const PauseRequest = Type.Object(
+  {
+    to: Type.Optional(
+      Type.Union([Type.Literal("memory"), Type.Literal("disk")], {
+        description:
+          "`memory` (the default) freezes the sandbox in place; `disk` takes it off the host's memory.",
+      }),
+    ),
+  },
   strict,
 );
 
