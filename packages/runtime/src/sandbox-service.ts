@@ -404,7 +404,7 @@ export class SandboxService implements SandboxOperations {
   /**
    * Pauses in the background (Pausing now, Paused when the engine is done): in memory, or to disk
    * (decision 0190). A sandbox already paused in memory may go on to disk; one already where it
-   * was asked to go is answered as it is.
+   * was asked to go is a 409, as a second pause always was.
    */
   async pause(id: string, owner?: string | null, options: PauseOptions = {}): Promise<Sandbox> {
     const sandbox = await this.get(id, owner); // someone else's sandbox is not found, whatever the engine can do
