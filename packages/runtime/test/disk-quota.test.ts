@@ -9,6 +9,11 @@ import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
 const mebibyte = 2 ** 20;
+/** The host's loop devices whose backing file is `path` (deleted or not). */
+const loopDevicesOf = (path: string) =>
+  execFileSync("losetup", ["--list", "--noheadings", "--output", "NAME,BACK-FILE"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(` ${path}`));
 
 describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (secure) => {
   let t: TestStack;
@@ -30,8 +35,11 @@ describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (s
     expect(fill.output).not.toContain("exit=0");
     expect(hostBytes(sandbox.id)).toBeLessThanOrEqual(48 * mebibyte);
     expect((await t.stack.sandboxes.get(sandbox.id)).status.state).toBe("Running");
+    expect(loopDevicesOf(diskImage(sandbox.id))).toHaveLength(1);
     await t.stack.sandboxes.delete(sandbox.id);
     expect(existsSync(diskImage(sandbox.id))).toBe(false);
+    // The loop device went with the engine's unmount: none is left bound to the deleted image.
+    expect(loopDevicesOf(diskImage(sandbox.id))).toEqual([]);
   });
 
   test("resourceLimits.ephemeral-storage sets the quota; a bad one is a 400", async () => {
@@ -65,9 +73,12 @@ test("a disk left half-attached by a server stopped mid-create is released witho
     execFileSync("truncate", ["-s", "32M", image]);
     execFileSync("mkfs.ext4", ["-q", "-F", image]);
     mkdirSync(staging);
-    execFileSync("mount", ["-o", "loop", image, staging]);
+    // As `attach` leaves it when stopped mid-copy: a loop device bound to the image, mounted on staging.
+    const device = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
+    execFileSync("mount", ["-t", "ext4", device, staging]);
     await new DiskQuotas(dir).release("sbx-interrupted");
     expect(readFileSync("/proc/mounts", "utf8")).not.toContain(staging);
+    expect(loopDevicesOf(image)).toEqual([]);
     expect([existsSync(image), existsSync(staging)]).toEqual([false, false]);
   } finally {
     rmSync(dir, { recursive: true, force: true });

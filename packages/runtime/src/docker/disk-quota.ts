@@ -44,22 +44,37 @@ export class DiskQuotas {
     // The layer directory holds the engine's bookkeeping (diff, work, link, lower): copied onto
     // the new filesystem, which then takes the directory's place.
     await mkdir(staging, { recursive: true });
-    await run("mount", ["-o", "loop", image, staging]);
+    const device = await attachLoopDevice(image);
     try {
-      await run("cp", ["-a", `${layer}/.`, staging]);
-      await rmdir(join(staging, "lost+found"));
+      await run("mount", ["-t", "ext4", device, staging]);
+      try {
+        await run("cp", ["-a", `${layer}/.`, staging]);
+        await rmdir(join(staging, "lost+found"));
+      } finally {
+        await run("umount", [staging]);
+        await rmdir(staging);
+      }
+      await run("mount", ["-t", "ext4", device, layer]);
     } finally {
-      await run("umount", [staging]);
-      await rmdir(staging);
+      // Detaching a mounted device only marks it to go with its last unmount (the engine's, when
+      // it removes the container); an unmounted one, after a failure, goes now.
+      await run("losetup", ["-d", device]).catch(() => undefined);
     }
-    await run("mount", ["-o", "loop", image, layer]);
   }
 
   /** Deletes the sandbox's disk image; a loop device still using it frees the space when detached. */
   async release(sandboxId: string): Promise<void> {
     const staging = `${this.imagePath(sandboxId)}.staging`;
-    // A server stopped half-way through `attach` can leave the staging mount behind.
-    if (existsSync(staging)) await run("umount", [staging]).catch(() => undefined);
+    // A server stopped half-way through `attach` can leave the staging mount behind, and the
+    // loop device it had bound (marked to go with its last unmount only at the end of `attach`).
+    if (existsSync(staging)) {
+      await run("umount", [staging]).catch(() => undefined);
+      const { stdout } = await run("losetup", ["--associated", this.imagePath(sandboxId)]).catch(() => ({
+        stdout: "",
+      }));
+      for (const device of stdout.split("\n").map((line) => line.split(":")[0]))
+        if (device) await run("losetup", ["-d", device]).catch(() => undefined);
+    }
     await rm(staging, { recursive: true, force: true });
     await rm(this.imagePath(sandboxId), { force: true });
   }
@@ -67,4 +82,16 @@ export class DiskQuotas {
   private imagePath(sandboxId: string): string {
     return join(this.dir, `${sandboxId}.ext4`);
   }
+}
+
+/**
+ * Binds the image to a free loop device. Not `mount -o loop`: to refuse a file already bound,
+ * mount(8) reads the backing file of every loop device on the host, and with a device per sandbox
+ * each create grew with the number of sandboxes (a loop mount and unmount took 28 ms beside 14
+ * devices, 100 ms beside 113; a create makes two). The kernel hands out a free device itself
+ * (LOOP_CTL_GET_FREE), in constant time.
+ */
+async function attachLoopDevice(image: string): Promise<string> {
+  const { stdout } = await run("losetup", ["--find", "--show", image]);
+  return stdout.trim();
 }
