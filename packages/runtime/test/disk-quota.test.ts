@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DiskQuotas } from "../src/docker/disk-quota.js";
 import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing/index.js";
@@ -36,6 +36,12 @@ describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (s
     expect(hostBytes(sandbox.id)).toBeLessThanOrEqual(48 * mebibyte);
     expect((await t.stack.sandboxes.get(sandbox.id)).status.state).toBe("Running");
     expect(loopDevicesOf(diskImage(sandbox.id))).toHaveLength(1);
+    // The quota's filesystem took the layer directory's place with the engine's files only.
+    const upper = execFileSync("docker", ["inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", sandbox.id], {
+      encoding: "utf8",
+    }).trim();
+    expect(readdirSync(dirname(upper))).toEqual(expect.arrayContaining(["diff", "link", "lower", "work"]));
+    expect(readdirSync(dirname(upper))).not.toContain("lost+found");
     await t.stack.sandboxes.delete(sandbox.id);
     expect(existsSync(diskImage(sandbox.id))).toBe(false);
     // The loop device went with the engine's unmount: none is left bound to the deleted image.
@@ -73,12 +79,9 @@ test("a disk left half-attached by a server stopped mid-create is released witho
     execFileSync("truncate", ["-s", "32M", image]);
     execFileSync("mkfs.ext4", ["-q", "-F", image]);
     mkdirSync(staging);
-    // As `attach` leaves it when stopped mid-copy: a loop device bound to the image, mounted on staging.
-    const device = execFileSync("losetup", ["--find", "--show", image], { encoding: "utf8" }).trim();
-    execFileSync("mount", ["-t", "ext4", device, staging]);
+    execFileSync("mount", ["-o", "loop", image, staging]);
     await new DiskQuotas(dir).release("sbx-interrupted");
     expect(readFileSync("/proc/mounts", "utf8")).not.toContain(staging);
-    expect(loopDevicesOf(image)).toEqual([]);
     expect([existsSync(image), existsSync(staging)]).toEqual([false, false]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
