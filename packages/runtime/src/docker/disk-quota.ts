@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { mkdir, rm, rmdir } from "node:fs/promises";
+import { chmod, chown, mkdir, rm, rmdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type Docker from "dockerode";
-import { copyTree, makeExt4Image, mountImage, unmount } from "./ext4-image.js";
+import { makeExt4Image, mountImage, unmount } from "./ext4-image.js";
 
 /**
  * Per-sandbox disk quotas (decision 0120). The engine's overlay2 layers sit on the host's ext4,
@@ -32,27 +32,23 @@ export class DiskQuotas {
       throw new Error(`sandbox ${sandboxId} has no overlay2 layer to put its disk quota on`);
     const layer = dirname(upper);
     const image = this.imagePath(sandboxId);
-    const staging = `${image}.staging`;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await makeExt4Image(image, bytes);
     // The layer directory holds the engine's bookkeeping (diff, work, link, lower): copied onto
-    // the new filesystem, which then takes the directory's place.
-    await mkdir(staging, { recursive: true });
-    await mountImage(image, staging);
-    try {
-      await copyTree(layer, staging);
-      await rmdir(join(staging, "lost+found"));
-    } finally {
-      await unmount(staging);
-      await rmdir(staging);
-    }
+    // the new filesystem as it is made, which then takes the directory's place.
+    const owner = await stat(layer);
+    await makeExt4Image(image, bytes, layer);
     await mountImage(image, layer);
+    // mkfs makes lost+found and its own root directory: the layer's stays as the engine made it.
+    await rmdir(join(layer, "lost+found"));
+    await chown(layer, owner.uid, owner.gid);
+    await chmod(layer, owner.mode & 0o7777);
   }
 
   /** Deletes the sandbox's disk image; a loop device still using it frees the space when detached. */
   async release(sandboxId: string): Promise<void> {
     const staging = `${this.imagePath(sandboxId)}.staging`;
-    // A server stopped half-way through `attach` can leave the staging mount behind.
+    // A server of an earlier version stopped half-way through `attach` can leave the staging
+    // mount it copied the layer through behind.
     if (existsSync(staging)) await unmount(staging).catch(() => undefined);
     await rm(staging, { recursive: true, force: true });
     await rm(this.imagePath(sandboxId), { force: true });

@@ -41,6 +41,7 @@ import { demuxDockerLogs } from "./logs.js";
 import { MemoryKills } from "./memory-kills.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { NetworkFiles } from "./network-files.js";
+import { PhaseTimer } from "./phase-timer.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
@@ -251,12 +252,16 @@ export class DockerRuntime implements Runtime {
         `resourceLimits.ephemeral-storage cannot be enforced on this host: ${this.diskQuotaProblem}`,
       );
     }
+    // Where a create's time goes, logged at debug level (bench/create reads it).
+    const phases = new PhaseTimer();
     try {
       const hostname = spec.sandboxId.slice(0, 63);
       const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      phases.end("image and volumes");
       // Not beside the two above: a refused volume would have the cleanup below run while these
       // were still being mounted, and leave them mounted.
       const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname);
+      phases.end("network files");
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
       if (spec.cpuMillis) env[EXECD_CPU_LIMIT_ENV] = String(spec.cpuMillis / 1000);
@@ -300,14 +305,23 @@ export class DockerRuntime implements Runtime {
         },
       });
       containerId = container.id;
+      phases.end("container create");
       if (spec.diskBytes) await this.diskQuotas?.attach(this.docker, spec.sandboxId, spec.diskBytes);
+      phases.end("disk quota");
       await container.start();
+      phases.end("container start");
       if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id, networkFiles?.sidecar ?? []);
+      phases.end("egress sidecar");
       const address = await this.serving(
         spec.sandboxId,
         spec.execdToken,
         Boolean(spec.networkPolicy),
         signal,
+      );
+      phases.end("execd answering");
+      this.logger.debug(
+        { sandboxId: spec.sandboxId, phasesMs: phases.durations },
+        "sandbox workload created",
       );
       return { containerId: container.id, address };
     } catch (error) {

@@ -10,17 +10,42 @@ const run = promisify(execFile);
  * disk quotas and volumes both stand on these.
  */
 
-/** Makes a sparse file of `bytes` at `image` holding an empty ext4 filesystem. */
-export async function makeExt4Image(image: string, bytes: number): Promise<void> {
+/**
+ * Makes a sparse file of `bytes` at `image` holding an ext4 filesystem: empty, or holding a copy
+ * of the directory `contents` (mkfs writes it in as it builds the filesystem: under load 280 ms,
+ * where mkfs, a mount, `cp -a` and an unmount took 770; decision 0195).
+ */
+export async function makeExt4Image(image: string, bytes: number, contents?: string): Promise<void> {
   await writeFile(image, "", { mode: 0o600 });
   await truncate(image, bytes);
   // No journal and no reserved blocks: the whole size is the user's.
-  await run("mkfs.ext4", ["-q", "-F", "-m", "0", "-O", "^has_journal", image]);
+  const copy = contents ? ["-d", contents] : [];
+  await run("mkfs.ext4", ["-q", "-F", "-m", "0", "-O", "^has_journal", ...copy, image]);
 }
 
-/** Loop-mounts the image on `directory` (which must exist), with extra mount options if given. */
+/**
+ * Mounts the image on `directory` (which must exist), with extra mount options if given, through
+ * a loop device the kernel hands out (`losetup --find`, LOOP_CTL_GET_FREE, constant time). Not
+ * `mount -o loop`: to refuse a file already bound, mount(8) reads the backing file of every loop
+ * device on the host, and each sandbox with a quota and each volume holds one (a loop mount and
+ * unmount took 28 ms beside 14 devices, 100 ms beside 113; decision 0195).
+ */
 export async function mountImage(image: string, directory: string, options: string[] = []): Promise<void> {
-  await run("mount", ["-o", ["loop", ...options].join(","), image, directory]);
+  const { stdout } = await run("losetup", ["--find", "--show", image]);
+  const device = stdout.trim();
+  try {
+    await run("mount", [
+      "-t",
+      "ext4",
+      ...(options.length ? ["-o", options.join(",")] : []),
+      device,
+      directory,
+    ]);
+  } finally {
+    // Detaching a mounted device only marks it to go with its last unmount; an unmounted one,
+    // after a failure, goes now.
+    await run("losetup", ["-d", device]).catch(() => undefined);
+  }
 }
 
 export async function unmount(directory: string): Promise<void> {
@@ -33,9 +58,4 @@ export async function isMountPoint(directory: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-/** Copies a directory's contents, owners and modes kept, into another. */
-export async function copyTree(from: string, to: string): Promise<void> {
-  await run("cp", ["-a", `${from}/.`, to]);
 }
