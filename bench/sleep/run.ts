@@ -90,8 +90,8 @@ async function startFromCheckpoint(name: string, checkpoint: string): Promise<vo
   const start: number[] = [];
   const stop: number[] = [];
   for (let i = 0; i < n; i++) {
-    checkpoint.push((await timed(() => docker("checkpoint", "create", checkpointed, `c${i}`)))[0]);
-    restore.push((await timed(() => startFromCheckpoint(checkpointed, `c${i}`)))[0]);
+    checkpoint.push((await timed(() => docker("checkpoint", "create", checkpointed, `cp${i}`)))[0]);
+    restore.push((await timed(() => startFromCheckpoint(checkpointed, `cp${i}`)))[0]);
     stop.push((await timed(() => docker("stop", "-t", "0", stopped)))[0]);
     start.push((await timed(() => docker("start", stopped)))[0]);
   }
@@ -109,6 +109,8 @@ async function startFromCheckpoint(name: string, checkpoint: string): Promise<vo
     baseline: summarize(start),
   });
 }
+
+console.log(markdownTable(rows));
 
 // (c) Host memory per container checkpointed to disk.
 let memory: Record<string, number> = {};
@@ -133,7 +135,7 @@ let memory: Record<string, number> = {};
     );
   }
   const running = memAvailableKiB();
-  for (const name of names) await docker("checkpoint", "create", name, "c");
+  for (const name of names) await docker("checkpoint", "create", name, "cp");
   await new Promise((resolve) => setTimeout(resolve, 2000));
   const paused = memAvailableKiB();
   for (const name of names) await docker("rm", "-f", name);
