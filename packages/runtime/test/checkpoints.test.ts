@@ -72,6 +72,57 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
     return count(id);
   }
 
+  test("a counting process and its memory survive, the container stops meanwhile, the kernel is the same", async () => {
+    const sandbox = await create();
+    expect((await testDocker.getContainer(sandbox.id).inspect()).HostConfig.Runtime).toBe("runsc-netstack");
+    await run(t, sandbox.id, "echo kept > /root/kept.txt; cat /proc/sys/kernel/random/boot_id > /root/boot");
+    const before = await startCounting(sandbox.id);
+
+    await t.stack.sandboxes.pause(sandbox.id, undefined, { to: "disk" });
+    await stateOf(sandbox.id).toBe("Paused");
+    expect((await t.stack.sandboxes.get(sandbox.id)).pause).toEqual({ to: "disk", memoryPreserved: true });
+    // Off the host's memory: its container has ended.
+    const container = await testDocker.getContainer(sandbox.id).inspect();
+    expect(container.State.Running).toBe(false);
+    expect(container.State.Paused).toBe(false);
+
+    await t.stack.sandboxes.resume(sandbox.id);
+    await stateOf(sandbox.id).toBe("Running");
+    const after = await count(sandbox.id);
+    expect([after.pid, after.secret]).toEqual([before.pid, before.secret]);
+    expect(after.count).toBeGreaterThanOrEqual(before.count);
+    await expect
+      .poll(async () => (await count(sandbox.id)).count, { timeout: 30_000 })
+      .toBeGreaterThan(after.count);
+    const files = await run(t, sandbox.id, "cat /root/kept.txt /proc/sys/kernel/random/boot_id /root/boot");
+    const [kept, bootNow, bootBefore] = files.trim().split("\n");
+    expect(kept).toBe("kept");
+    expect(bootNow).toBe(bootBefore);
+    const log = (await t.stack.sandboxes.diagnostics(sandbox.id, "events", "lifecycle")).text;
+    expect(log).toContain("processes and memory kept");
+    await t.stack.sandboxes.delete(sandbox.id);
+  });
+
+  test("a sandbox paused to disk with memory resumes so after the server restarts", async () => {
+    const sandbox = await create();
+    const before = await startCounting(sandbox.id);
+    await t.stack.sandboxes.pause(sandbox.id, undefined, { to: "disk" });
+    await stateOf(sandbox.id).toBe("Paused");
+
+    await t.stack.close();
+    await t.reopen();
+    const reopened = await t.stack.sandboxes.get(sandbox.id);
+    expect(reopened.status.state).toBe("Paused");
+    expect(reopened.pause).toEqual({ to: "disk", memoryPreserved: true });
+
+    await t.stack.sandboxes.resume(sandbox.id);
+    await stateOf(sandbox.id).toBe("Running");
+    const after = await count(sandbox.id);
+    expect([after.pid, after.secret]).toEqual([before.pid, before.secret]);
+    expect(after.count).toBeGreaterThanOrEqual(before.count);
+    await t.stack.sandboxes.delete(sandbox.id);
+  });
+
   test("a checkpoint that fails leaves the sandbox running, or paused in memory, with the reason logged", async () => {
     const sandbox = await create();
     const before = await startCounting(sandbox.id);

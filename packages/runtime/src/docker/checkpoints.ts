@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import type Docker from "dockerode";
 
 /**
@@ -28,7 +29,11 @@ export async function checkpointContainer(docker: Docker, sandboxId: string): Pr
   const frozen = (await container.inspect()).State.Paused;
   // runsc checkpoints a frozen container, yet Docker then still reports it paused: thaw it first.
   if (frozen) await container.unpause();
+  const address = Object.values(
+    (await container.inspect()).NetworkSettings.Networks as Record<string, { IPAddress?: string }>,
+  )[0]?.IPAddress;
   try {
+    if (address) await connectionsClosed(address, 10_000);
     // A checkpoint left by an earlier pause would make the create refuse.
     await checkpointCalls(docker, sandboxId).deleteCheckpoint(checkpointName).catch(ignoreMissing);
     await checkpointCalls(docker, sandboxId).createCheckpoint({ CheckpointID: checkpointName, Exit: true });
@@ -81,6 +86,41 @@ function startFromCheckpoint(docker: Docker, sandboxId: string): Promise<unknown
       (error, data) => (error ? reject(error) : resolve(data)),
     ),
   );
+}
+
+/**
+ * Waits (up to `timeoutMs`) until this host has no open TCP connection to the sandbox, else
+ * refuses the checkpoint (a stream still open: the sandbox stays where it was). runsc
+ * drops open connections at a checkpoint (`--net-disconnect-ok`), and a Node server that held one
+ * (execd) spins on it after the restore and answers nothing more; one closed before is harmless.
+ * The server's kept-alive connections to execd close after 4 s idle.
+ */
+async function connectionsClosed(address: string, timeoutMs: number): Promise<void> {
+  const wanted = hexAddress(address);
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const table = await readFile("/proc/net/tcp", "utf8").catch(() => "");
+    const open = table
+      .split("\n")
+      .slice(1)
+      .some((line) => {
+        const [, , remote, state] = line.trim().split(/\s+/);
+        // TIME_WAIT (06) and CLOSE (07) are over on the sandbox's side too.
+        return remote?.startsWith(`${wanted}:`) && state !== "06" && state !== "07";
+      });
+    if (!open) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`connections to the sandbox (${address}) stayed open for ${timeoutMs / 1000} s`);
+}
+
+/** An IPv4 address as /proc/net/tcp writes it: the four bytes in host (little-endian) order. */
+function hexAddress(address: string): string {
+  return address
+    .split(".")
+    .reverse()
+    .map((part) => Number(part).toString(16).padStart(2, "0").toUpperCase())
+    .join("");
 }
 
 function ignoreMissing(error: { statusCode?: number; message?: string }): void {
