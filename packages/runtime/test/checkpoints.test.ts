@@ -59,6 +59,7 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
   }
   const stateOf = (id: string) =>
     expect.poll(async () => (await t.stack.sandboxes.get(id)).status.state, {
+      message: `sandbox ${id}`,
       timeout: 60_000,
       interval: 100,
     });

@@ -33,7 +33,7 @@ export async function checkpointContainer(docker: Docker, sandboxId: string): Pr
     (await container.inspect()).NetworkSettings.Networks as Record<string, { IPAddress?: string }>,
   )[0]?.IPAddress;
   try {
-    if (address) await connectionsClosed(address, 10_000);
+    if (address) await connectionsClosed(address, 30_000);
     // A checkpoint left by an earlier pause would make the create refuse.
     await checkpointCalls(docker, sandboxId).deleteCheckpoint(checkpointName).catch(ignoreMissing);
     await checkpointCalls(docker, sandboxId).createCheckpoint({ CheckpointID: checkpointName, Exit: true });
@@ -98,21 +98,27 @@ function startFromCheckpoint(docker: Docker, sandboxId: string): Promise<unknown
 async function connectionsClosed(address: string, timeoutMs: number): Promise<void> {
   const wanted = hexAddress(address);
   const deadline = Date.now() + timeoutMs;
+  let open: string[] = [];
   while (Date.now() < deadline) {
     const table = await readFile("/proc/net/tcp", "utf8").catch(() => "");
-    const open = table
+    open = table
       .split("\n")
       .slice(1)
-      .some((line) => {
-        const [, , remote, state] = line.trim().split(/\s+/);
-        // TIME_WAIT (06) and CLOSE (07) are over on the sandbox's side too.
-        return remote?.startsWith(`${wanted}:`) && state !== "06" && state !== "07";
-      });
-    if (!open) return;
+      .map((line) => line.trim().split(/\s+/))
+      // Held open in the sandbox: established (01), being set up (02, 03), or closed by this host
+      // and not yet by the sandbox (FIN_WAIT1/2: 04, 05). In every other state the sandbox's
+      // side has closed already (CLOSE_WAIT, LAST_ACK: it closed first).
+      .filter(([, , remote, state = ""]) => remote?.startsWith(`${wanted}:`) && heldStates.has(state))
+      .map(([, local, remote, state]) => `${local}→${remote} state ${state}`);
+    if (open.length === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`connections to the sandbox (${address}) stayed open for ${timeoutMs / 1000} s`);
+  throw new Error(
+    `connections to the sandbox stayed open for ${timeoutMs / 1000} s (/proc/net/tcp: ${open.join(", ")})`,
+  );
 }
+
+const heldStates = new Set(["01", "02", "03", "04", "05"]);
 
 /** An IPv4 address as /proc/net/tcp writes it: the four bytes in host (little-endian) order. */
 function hexAddress(address: string): string {
