@@ -77,6 +77,61 @@ async function startFromCheckpoint(name: string, checkpoint: string): Promise<vo
   });
 }
 
+// Resume from disk with memory through Paddock (runsc-netstack), against `docker start`.
+{
+  const t = await openTestStack({
+    secure: "gvisor",
+    config: { secure_runtime: { netstack_runtime: "runsc-netstack" } },
+  });
+  const sandbox = await t.stack.sandboxes.create({
+    image: { uri: image },
+    entrypoint: ["sleep", "infinity"],
+  });
+  const state = async () => (await t.stack.sandboxes.get(sandbox.id)).status.state;
+  const stopped = "paddock-bench-sleep-plain";
+  await docker("rm", "-f", stopped).catch(() => "");
+  await docker(
+    "run",
+    "-d",
+    "--name",
+    stopped,
+    "--runtime",
+    "runsc",
+    "--label",
+    label,
+    "--network",
+    "paddock-sandboxes",
+    image,
+    "sleep",
+    "infinity",
+  );
+  const resume: number[] = [];
+  const start: number[] = [];
+  for (let i = 0; i < n; i++) {
+    await t.stack.sandboxes.pause(sandbox.id, undefined, { to: "disk" });
+    await until(async () => (await state()) === "Paused");
+    resume.push(
+      (
+        await timed(async () => {
+          await t.stack.sandboxes.resume(sandbox.id);
+          await until(async () => (await state()) === "Running");
+        })
+      )[0],
+    );
+    await docker("stop", "-t", "0", stopped);
+    start.push((await timed(() => docker("start", stopped)))[0]);
+  }
+  await docker("rm", "-f", stopped);
+  await t.dispose();
+  rows.push({
+    name: "resume from disk with memory → Running (gvisor, netstack)",
+    subject: summarize(resume),
+    baselineName: "docker start (runsc)",
+    baseline: summarize(start),
+  });
+  console.log(markdownTable(rows));
+}
+
 // (b) Start from a checkpoint against a plain start, raw docker.
 {
   const checkpointed = "paddock-bench-sleep-checkpoint";
