@@ -62,6 +62,13 @@ export const defaultConfig = {
     type: "auto" as "auto" | "" | "gvisor" | "kata" | "firecracker",
     /** Engine runtime name in Docker mode; empty = the usual name for the type (runsc, kata-runtime). */
     docker_runtime: "",
+    /**
+     * Docker mode, gVisor: the engine runtime for sandboxes without a network policy, runsc on its
+     * own network stack (`--network=sandbox`; setup registers it as "runsc-netstack"). Their
+     * pauses to disk keep processes and memory (a checkpoint, decision 0194). Empty: every gVisor
+     * sandbox uses docker_runtime (host networking) and pauses to disk with its filesystem only.
+     */
+    netstack_runtime: "",
     /** RuntimeClass name in Kubernetes mode; empty = the usual name for the type. */
     k8s_runtime_class: "",
   },

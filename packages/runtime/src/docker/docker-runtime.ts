@@ -33,6 +33,7 @@ import {
   type WorkloadSummary,
 } from "../runtime.js";
 import { egressUpstreamDns } from "../upstream-dns.js";
+import { checkpointContainer, restoreContainer } from "./checkpoints.js";
 import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { succeeds } from "./existence-check.js";
@@ -43,7 +44,7 @@ import { ensureSandboxNetwork } from "./network.js";
 import { NetworkFiles } from "./network-files.js";
 import { PhaseTimer } from "./phase-timer.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
-import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+import { resolveDockerSecureRuntime, resolveNetstackRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
 import { VolumeImages } from "./volume-images.js";
 import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
@@ -68,6 +69,12 @@ export class DockerRuntime implements Runtime {
   private networkFiles: NetworkFiles | undefined;
   /** Set when commits of this engine runtime's sandboxes would miss their files. */
   private snapshotProblem: string | undefined;
+  /**
+   * The engine runtime for gVisor sandboxes without a network policy, on gVisor's own network
+   * stack, whose pauses to disk keep memory (decision 0194); undefined when not in use. With it,
+   * the upstream resolver their resolv.conf names.
+   */
+  private netstack: { engineName: string; nameserver: string } | undefined;
   /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
   private runcHardening: Awaited<ReturnType<typeof runcIsolationHardening>>;
 
@@ -121,6 +128,15 @@ export class DockerRuntime implements Runtime {
       engineRuntimes,
       runtimeArgs,
     );
+    this.netstack = resolveNetstackRuntime(
+      this.config.secure_runtime.netstack_runtime,
+      this.resolvedSecureRuntime,
+      runtimeArgs,
+      {
+        nameserver: egressUpstreamDns(this.config.egress.upstream_dns),
+        networkFiles: Boolean(this.networkFiles),
+      },
+    );
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
     this.snapshotProblem = snapshotProblem(
       this.resolvedSecureRuntime.type,
@@ -130,6 +146,7 @@ export class DockerRuntime implements Runtime {
       {
         secureRuntime: this.resolvedSecureRuntime.type || "none",
         engineRuntime: this.resolvedSecureRuntime.engineName || "runc",
+        ...(this.netstack ? { netstackRuntime: this.netstack.engineName } : {}),
       },
       "docker runtime ready",
     );
@@ -260,7 +277,10 @@ export class DockerRuntime implements Runtime {
       phases.end("image and volumes");
       // Not beside the two above: a refused volume would have the cleanup below run while these
       // were still being mounted, and leave them mounted.
-      const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname);
+      // A network policy needs host-kernel sockets, where the sidecar's rules apply (decision 0006).
+      const netstack = spec.networkPolicy ? undefined : this.netstack;
+      const engineRuntime = netstack?.engineName ?? secure.engineName;
+      const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname, netstack?.nameserver);
       phases.end("network files");
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
@@ -280,7 +300,7 @@ export class DockerRuntime implements Runtime {
           [sandboxLabel]: spec.sandboxId,
         },
         HostConfig: {
-          ...(secure.engineName ? { Runtime: secure.engineName } : {}),
+          ...(engineRuntime ? { Runtime: engineRuntime } : {}),
           NetworkMode: this.config.docker.network,
           CapDrop: ["ALL"],
           CapAdd: [...sandboxCapabilities, ...(isolation?.capAdd ?? [])],
@@ -445,15 +465,24 @@ export class DockerRuntime implements Runtime {
   }
 
   /**
-   * In memory: the cgroup freezer. To disk: the container is stopped, its writable layer, disk
-   * quota, network files and volumes left in place, so a resume starts it again on the same
-   * files (decision 0190). Its egress sidecar, which lives in its network namespace, stops first.
+   * In memory: the cgroup freezer. To disk: a sandbox on gVisor's own network stack is
+   * checkpointed with its processes and memory when `keepMemory` (decision 0194); any other is
+   * stopped, its writable layer, disk quota, network files and volumes left in place, so a resume
+   * starts it again on the same files (decision 0190). Its egress sidecar, which lives in its
+   * network namespace, stops first.
    */
-  async pauseWorkload(sandboxId: string, options: { to: "memory" | "disk" }): Promise<PauseDepth> {
+  async pauseWorkload(
+    sandboxId: string,
+    options: { to: "memory" | "disk"; keepMemory?: boolean },
+  ): Promise<PauseDepth> {
     const container = this.docker.getContainer(sandboxId);
     if (options.to === "memory") {
       await container.pause();
       return { to: "memory" };
+    }
+    if (options.keepMemory && (await this.canCheckpoint(sandboxId))) {
+      await checkpointContainer(this.docker, sandboxId);
+      return { to: "disk", memoryPreserved: true };
     }
     // A frozen container cannot be stopped: its processes must see the signal.
     if ((await container.inspect()).State.Paused) await container.unpause();
@@ -470,11 +499,22 @@ export class DockerRuntime implements Runtime {
       await container.unpause();
       return;
     }
-    await container.start().catch(notModified);
+    if (options.from.memoryPreserved) await restoreContainer(this.docker, sandboxId);
+    else await container.start().catch(notModified);
     const sidecar = this.docker.getContainer(`${sandboxId}-egress`);
     const egress = await succeeds(sidecar.inspect());
     if (egress) await sidecar.start().catch(notModified);
     await this.serving(sandboxId, options.execdToken, egress);
+  }
+
+  /**
+   * Whether runsc can checkpoint this sandbox: it runs on the netstack runtime (read from the
+   * container, so a sandbox created before a change of configuration keeps its own answer).
+   */
+  private async canCheckpoint(sandboxId: string): Promise<boolean> {
+    if (!this.netstack) return false;
+    const inspected = await this.docker.getContainer(sandboxId).inspect();
+    return inspected.HostConfig.Runtime === this.netstack.engineName;
   }
 
   async inspectWorkload(sandboxId: string): Promise<WorkloadStatus> {

@@ -9,8 +9,12 @@ const run = promisify(execFile);
 /** Room for every line a sandbox may add to its hosts file, and no more of the host's memory. */
 const filesystemSize = "1m";
 
-/** Docker's embedded resolver, which answers inside every container on a user-defined network. */
-const resolvConf = "nameserver 127.0.0.11\noptions ndots:0\n";
+/**
+ * Docker's embedded resolver, which answers inside every container on a user-defined network
+ * through the namespace's own rules; gVisor's own network stack never sees those rules (its
+ * 127.0.0.11 is its own loopback), so its sandboxes are given the upstream resolver instead.
+ */
+export const embeddedResolver = "127.0.0.11";
 
 const hosts = [
   "127.0.0.1\tlocalhost",
@@ -42,7 +46,12 @@ export class NetworkFiles {
   }
 
   /** Makes the files for a sandbox about to be created; returns the mounts that put them in place. */
-  async create(sandboxId: string, hostname: string): Promise<{ sandbox: Mount[]; sidecar: Mount[] }> {
+  async create(
+    sandboxId: string,
+    hostname: string,
+    nameserver = embeddedResolver,
+  ): Promise<{ sandbox: Mount[]; sidecar: Mount[] }> {
+    const resolvConf = `nameserver ${nameserver}\noptions ndots:0\n`;
     const directory = this.directoryOf(sandboxId);
     await mkdir(directory, { recursive: true, mode: 0o700 });
     await run("mount", [
