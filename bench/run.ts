@@ -10,6 +10,7 @@ const benches = [
   "pool",
   "density",
   "lifecycle",
+  "sleep",
   "egress",
   "templates",
   "clients",

@@ -69,8 +69,21 @@ if [ ! -f "$seccomp_profile" ]; then
   rm -rf "$scratch"
 fi
 
-step "registering gVisor (runsc) as a Docker runtime"
+step "registering gVisor (runsc, runsc-netstack) as Docker runtimes, with checkpoints (experimental)"
 registered="$(node scripts/register-runsc.mjs /etc/docker/daemon.json)"
+
+# "experimental" (Docker's checkpoint API, decision 0194) is read only when dockerd starts, not on
+# SIGHUP: a running dockerd without it is stopped here and started below. Its containers stop
+# with it, so this happens once, on the first setup that asks for it.
+if [ "$(docker info --format '{{.ExperimentalBuild}}' 2>/dev/null)" = "false" ]; then
+  step "restarting dockerd to enable its checkpoint API"
+  docker_pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+  [ -n "$docker_pid" ] && kill "$docker_pid"
+  for _ in $(seq 1 60); do
+    [ -z "$docker_pid" ] || ! kill -0 "$docker_pid" 2>/dev/null && break
+    sleep 1
+  done
+fi
 
 if ! docker info >/dev/null 2>&1; then
   # A dockerd that is still starting or stopping holds its pid file; let it finish first.

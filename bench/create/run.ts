@@ -7,6 +7,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { createLogger, loadConfig, newId, newSecret } from "@paddock/common";
 import { openRuntimeStack } from "../../packages/runtime/src/stack.js";
 import { markdownTable, type Row, run, summarize, timed, writeResults } from "../lib.js";
@@ -14,6 +15,23 @@ import { markdownTable, type Row, run, summarize, timed, writeResults } from "..
 const n = Number(process.env.BENCH_N ?? 50);
 const image = "paddock/base:bookworm";
 const rows: Row[] = [];
+/** Median time of each phase of the runtime's create (its debug log), per runtime. */
+const phases: Record<string, Record<string, number>> = {};
+
+/** A logger that keeps the phase timings the Docker runtime logs for each create. */
+function phaseLog(): { logger: ReturnType<typeof createLogger>; samples: Record<string, number>[] } {
+  const samples: Record<string, number>[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString("utf8").split("\n")) {
+        if (!line.includes('"phasesMs"')) continue;
+        samples.push((JSON.parse(line) as { phasesMs: Record<string, number> }).phasesMs);
+      }
+      done();
+    },
+  });
+  return { logger: createLogger({ level: "debug", destination }), samples };
+}
 
 for (const secure of ["gvisor", "runc"] as const) {
   const engineRuntime = secure === "gvisor" ? "runsc" : "runc";
@@ -29,7 +47,8 @@ for (const secure of ["gvisor", "runc"] as const) {
       secure_runtime: { type: secure === "gvisor" ? "gvisor" : "" },
     },
   });
-  const stack = await openRuntimeStack(config, createLogger({ level: "error" }));
+  const log = phaseLog();
+  const stack = await openRuntimeStack(config, log.logger);
   // Interleave the two so drift on the machine affects both alike.
   for (let i = 0; i < n; i++) {
     const name = `paddock-bench-raw-${i}`;
@@ -57,6 +76,12 @@ for (const secure of ["gvisor", "runc"] as const) {
     await stack.sandboxes.delete(sandbox.id);
   }
   await stack.close();
+  phases[secure] = Object.fromEntries(
+    Object.keys(log.samples[0] ?? {}).map((phase) => [
+      phase,
+      summarize(log.samples.map((sample) => sample[phase] ?? 0)).p50,
+    ]),
+  );
   rows.push({
     name: `create → Running (${secure})`,
     subject: summarize(paddock),
@@ -66,4 +91,5 @@ for (const secure of ["gvisor", "runc"] as const) {
 }
 
 console.log(markdownTable(rows));
-writeResults("create", rows, { n });
+console.log("phases of the runtime's create, p50 ms:", JSON.stringify(phases, null, 2));
+writeResults("create", rows, { n, phases });

@@ -16,9 +16,12 @@ from paddock import (
     CodeContext,
     ConflictError,
     DiagnosticText,
+    NEVER,
     InvalidRequestError,
+    Lifecycle,
     NotFoundError,
     Sandbox,
+    SandboxLifecycle,
     SandboxMetrics,
 )
 
@@ -124,7 +127,9 @@ async def test_a_metrics_watch_ends_with_not_found_once_its_sandbox_is_killed(
 
 async def test_refresh_metadata_renew_pause_resume_and_kill(flavor: Flavor, user: User) -> None:
     sandbox = await result(
-        flavor.sandbox.create(metadata={"stage": "one"}, **user.connection)
+        flavor.sandbox.create(
+            metadata={"stage": "one"}, lifecycle=Lifecycle(auto_resume=False), **user.connection
+        )
     )
     assert sandbox.expires_at is None  # no timeout: it does not expire
 
@@ -151,6 +156,46 @@ async def test_refresh_metadata_renew_pause_resume_and_kill(flavor: Flavor, user
     with pytest.raises(NotFoundError) as gone:
         await result(sandbox.refresh())
     assert gone.value.code == "sandbox_not_found"
+    await result(sandbox.close())
+
+
+async def test_lifecycle_plan_defaults_pause_to_disk_and_resume_on_use(flavor: Flavor, user: User) -> None:
+    # Left out: the plan's defaults (Free: 15 minutes idle, 30 days paused), shown as set.
+    default = await result(flavor.sandbox.create(**user.connection))
+    assert default.lifecycle == SandboxLifecycle(
+        on_timeout="kill",
+        idle_timeout=900,
+        processes_keep_awake=True,
+        auto_resume=True,
+        keep_memory=True,
+        max_paused=30 * 86_400,
+    )
+    assert default.idle_at is not None and default.paused_to is None
+    await result(default.kill())
+    await result(default.close())
+
+    sandbox = await result(
+        flavor.sandbox.create(
+            lifecycle=Lifecycle(on_timeout="pause", idle_timeout=NEVER, max_paused=3600), **user.connection
+        )
+    )
+    assert sandbox.lifecycle is not None
+    assert (sandbox.lifecycle.on_timeout, sandbox.lifecycle.idle_timeout) == ("pause", None)
+    assert sandbox.lifecycle.max_paused == 3600 and sandbox.idle_at is None
+    await result(sandbox.commands.run("echo kept > /root/kept.txt"))
+    await result(sandbox.pause(to="disk"))
+    assert sandbox.state in ("Pausing", "Paused")
+    await _wait_for_state(sandbox, "Paused")
+    assert sandbox.paused_to == "disk" and sandbox.memory_preserved is False
+    # A command on the paused sandbox wakes it first, then runs: its files are where they were.
+    assert (await result(sandbox.commands.run("cat /root/kept.txt"))).stdout == "kept\n"
+    await result(sandbox.refresh())
+    assert (sandbox.state, sandbox.paused_to) == ("Running", None)
+
+    with pytest.raises(InvalidRequestError) as refused:
+        await result(flavor.sandbox.create(lifecycle=Lifecycle(idle_timeout=0), **user.connection))
+    assert refused.value.code == "invalid_request"
+    await result(sandbox.kill())
     await result(sandbox.close())
 
 

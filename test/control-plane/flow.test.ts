@@ -146,8 +146,10 @@ describe.each(["sqlite", "postgres"] as const)("the control plane on %s", (engin
       timeout: 600,
       env: { GREETING: "hello" },
       metadata: { team: "a" },
+      // Paused, it refuses commands below instead of resuming for them.
+      lifecycle: { autoResume: false },
     });
-    expect(created.status).toBe(201);
+    expect(created.status, created.text).toBe(201);
     expect(created.body).toMatchObject({ state: "Running", template: "python", metadata: { team: "a" } });
     const id = created.body.id;
 

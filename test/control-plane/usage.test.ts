@@ -116,6 +116,7 @@ describe.each(["sqlite", "postgres"] as const)("usage and the Free plan on %s", 
       remainingMinutes: freeMinutes,
       limitReached: false,
       runningSandboxes: 0,
+      resumes: 0,
     });
     const now = new Date();
     expect(fresh.period.id).toBe(now.toISOString().slice(0, 7));
@@ -159,6 +160,7 @@ describe.each(["sqlite", "postgres"] as const)("usage and the Free plan on %s", 
     const resumed = await client.usage.get();
     expect(resumed.usedMinutes).toBeGreaterThan(later.usedMinutes + 0.7 / 60);
     expect(resumed.runningSandboxes).toBe(1);
+    expect(resumed.resumes).toBe(1);
 
     await sandbox.kill();
     const gone = await client.usage.sandboxes();

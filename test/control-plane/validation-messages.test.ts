@@ -266,8 +266,8 @@ describe("E2B's message names the path and property", () => {
     [
       "POST",
       "/e2b/sandboxes",
-      { templateID: "base", autoPause: true },
-      "body.autoPause: pausing on timeout is not available on this server; sandboxes are killed",
+      { templateID: "base", autoPause: true, autoPauseMemory: false, autoResume: { enabled: true } },
+      "body.autoResume: cannot be enabled with autoPauseMemory: false; resume such a sandbox with connect",
     ],
     ["GET", "/e2b/v2/sandboxes?nextToken=zz", undefined, "query.nextToken: is not one this server issued"],
     [

@@ -319,7 +319,7 @@ describe("the dashboard, one account from sign-up to a killed sandbox", () => {
     expect(
       (await userApi(t, await token(), `/sandboxes/${sandboxId}/pause`, { method: "POST" })).status,
     ).toBe(200);
-    await expect.poll(() => textOf(state), { timeout: 20_000 }).toBe("Paused");
+    await expect.poll(() => textOf(state), { timeout: 20_000 }).toBe("Paused (memory)");
     expect(
       (await userApi(t, await token(), `/sandboxes/${sandboxId}/resume`, { method: "POST" })).status,
     ).toBe(200);

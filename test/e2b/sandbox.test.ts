@@ -343,7 +343,7 @@ describe("the stock e2b SDK: sandboxes", () => {
       ["/v2/sandboxes", "{not json", 400],
       ["/v2/sandboxes", { templateID: "no-such-template" }, 404],
       ["/v2/sandboxes", { templateID: "base", timeout: -1 }, 400],
-      ["/v2/sandboxes", { templateID: "base", autoPause: true }, 400],
+      ["/v2/sandboxes", { templateID: "base", autoResume: true }, 400],
       [`/sandboxes/${sandbox.sandboxId}/timeout`, { timeout: "soon" }, 400],
     ];
     for (const [path, body, status] of cases) {

@@ -153,7 +153,7 @@ describe.each(["sqlite", "postgres"] as const)("the /v1 lifecycle API on %s", (e
     expect(events.contentLength).toBeGreaterThan(200);
     const download = await fetch(events.contentUrl);
     expect(download.status).toBe(200);
-    expect(await download.text()).toContain("pause completed");
+    expect(await download.text()).toContain("paused in memory");
     expect((await fetch(events.contentUrl.replace(/signature=[^&]+/, "signature=forged"))).status).toBe(403);
     const logs = await json(await t.api(`/v1/sandboxes/${id}/diagnostics/logs?scope=container`));
     expect(logs).toMatchObject({ delivery: "inline", kind: "logs", scope: "container", truncated: false });

@@ -12,6 +12,7 @@ import { registerServerCommands } from "./commands/server.js";
 import { registerShellCommand } from "./commands/shell.js";
 import { registerTemplateCommands } from "./commands/templates.js";
 import { registerUsageCommand } from "./commands/usage.js";
+import { registerVolumeCommands } from "./commands/volumes.js";
 import { CliError, usageError, usageLine } from "./output.js";
 
 const overview = `
@@ -57,6 +58,7 @@ function program(): Command {
   registerShellCommand(paddock);
   registerCpCommand(paddock);
   registerTemplateCommands(paddock);
+  registerVolumeCommands(paddock);
   paddock.commandsGroup("Data and usage:");
   registerSecretCommands(paddock);
   registerMemoryCommands(paddock);

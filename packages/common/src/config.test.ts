@@ -87,6 +87,24 @@ describe("configuration", () => {
     ).toThrowError(/rate_limits.signups_per_address_per_hour/);
   });
 
+  test("volume sizes and the plans' volume counts take sizes and whole numbers, and refuse nonsense", () => {
+    const config = loadConfig({
+      file: file('[volumes]\ndefault_size = "2Gi"\n[plans]\nfree_max_volumes = 1\n'),
+      env: {},
+    });
+    expect(config.volumes).toEqual({ default_size: "2Gi", max_size: "100Gi" });
+    expect(config.plans).toMatchObject({ free_max_volumes: 1, pro_max_volumes: 50 });
+    expect(() => loadConfig({ file: file('[volumes]\nmax_size = "huge"\n'), env: {} })).toThrowError(
+      /volumes.max_size/,
+    );
+    expect(() =>
+      loadConfig({ file: file('[volumes]\ndefault_size = "2Gi"\nmax_size = "1Gi"\n'), env: {} }),
+    ).toThrowError(/volumes.default_size must not exceed volumes.max_size/);
+    expect(() => loadConfig({ file: file("[plans]\npro_max_volumes = -1\n"), env: {} })).toThrowError(
+      /plans.pro_max_volumes must be a whole number/,
+    );
+  });
+
   test("the upload limit defaults to 4 GiB, 0 lifts it, and a fraction or a negative size is refused", () => {
     expect(loadConfig({ env: {} }).server.max_upload_bytes).toBe(4294967296);
     expect(loadConfig({ env: { PADDOCK_SERVER_MAX_UPLOAD_BYTES: "0" } }).server.max_upload_bytes).toBe(0);

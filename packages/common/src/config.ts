@@ -51,12 +51,24 @@ export const defaultConfig = {
     execd_image: "paddock/execd:0.1.0",
     /** Seconds a create may take before the sandbox is marked Failed and cleaned up. */
     create_timeout_seconds: 60,
+    /**
+     * Seconds a sandbox stays paused in memory (frozen, its pages on the host) before it moves to
+     * disk and leaves the host's memory (decision 0190); 0: never.
+     */
+    disk_pause_after_seconds: 600,
   },
   secure_runtime: {
     /** "" (standard runc), "gvisor", "kata", "firecracker", or "auto": gVisor when the engine has it. */
     type: "auto" as "auto" | "" | "gvisor" | "kata" | "firecracker",
     /** Engine runtime name in Docker mode; empty = the usual name for the type (runsc, kata-runtime). */
     docker_runtime: "",
+    /**
+     * Docker mode, gVisor: the engine runtime for sandboxes without a network policy, runsc on its
+     * own network stack (`--network=sandbox`; setup registers it as "runsc-netstack"). Their
+     * pauses to disk keep processes and memory (a checkpoint, decision 0194). Empty: every gVisor
+     * sandbox uses docker_runtime (host networking) and pauses to disk with its filesystem only.
+     */
+    netstack_runtime: "",
     /** RuntimeClass name in Kubernetes mode; empty = the usual name for the type. */
     k8s_runtime_class: "",
   },
@@ -110,6 +122,12 @@ export const defaultConfig = {
      */
     upstream_dns: "",
   },
+  volumes: {
+    /** Size of a volume whose create names none (control plane, or a runtime API `pvc` made on demand). */
+    default_size: "1Gi",
+    /** Largest volume one create may ask for. */
+    max_size: "100Gi",
+  },
   templates: {
     /** Directory of `<id>/template.toml` files. */
     dir: "templates",
@@ -131,9 +149,21 @@ export const defaultConfig = {
     free_max_disk: "50Gi",
     /** API keys an account may hold. */
     free_max_api_keys: 20,
+    /**
+     * A sandbox created without its own `lifecycle.idleTimeout` pauses after this many seconds
+     * without use (decision 0190); 0: never. A forgotten sandbox then costs no running time.
+     */
+    free_idle_timeout_seconds: 900,
+    /** A sandbox paused this many days is deleted, unless its create set `lifecycle.maxPaused`; 0: kept. */
+    free_max_paused_days: 30,
+    /** Volumes an account may hold; their sizes count against `<plan>_max_disk` with its sandboxes'. */
+    free_max_volumes: 5,
     pro_max_sandboxes: 50,
     pro_max_disk: "500Gi",
+    pro_max_volumes: 50,
     pro_max_api_keys: 100,
+    pro_idle_timeout_seconds: 3600,
+    pro_max_paused_days: 30,
   },
   /**
    * Request rates, counted in the database (shared by replicas) in fixed windows. Creates,
@@ -315,6 +345,7 @@ function validate(config: PaddockConfig): void {
     throw new ConfigError("database.lease_seconds must be 1 or more");
   if (!(config.plans.free_minutes >= 0)) throw new ConfigError("plans.free_minutes must be 0 or more");
   validateLimits(config);
+  validateVolumes(config.volumes);
   if (!Number.isSafeInteger(config.server.max_upload_bytes) || config.server.max_upload_bytes < 0) {
     throw new ConfigError("server.max_upload_bytes must be a whole number of bytes, 0 or more (0: no limit)");
   }
@@ -336,10 +367,25 @@ function validate(config: PaddockConfig): void {
     throw new ConfigError(`docker.default_disk = "${config.docker.default_disk}" is not a size like "10Gi"`);
   }
   validateKubernetes(config.kubernetes);
+  const diskPause = config.runtime.disk_pause_after_seconds;
+  if (!Number.isSafeInteger(diskPause) || diskPause < 0)
+    throw new ConfigError(
+      "runtime.disk_pause_after_seconds must be a whole number of seconds, 0 (never) or more",
+    );
   for (const prefix of config.docker.allowed_host_paths) {
     if (!prefix.startsWith("/"))
       throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
   }
+}
+
+function validateVolumes(volumes: PaddockConfig["volumes"]): void {
+  const defaultBytes = parseMemoryBytes(volumes.default_size);
+  const maxBytes = parseMemoryBytes(volumes.max_size);
+  if (defaultBytes === undefined)
+    throw new ConfigError(`volumes.default_size = "${volumes.default_size}" is not a size like "1Gi"`);
+  if (maxBytes === undefined)
+    throw new ConfigError(`volumes.max_size = "${volumes.max_size}" is not a size like "100Gi"`);
+  if (defaultBytes > maxBytes) throw new ConfigError("volumes.default_size must not exceed volumes.max_size");
 }
 
 function validateLimits(config: PaddockConfig): void {
@@ -350,6 +396,9 @@ function validateLimits(config: PaddockConfig): void {
   for (const plan of ["free", "pro"] as const) {
     wholeNumber(`plans.${plan}_max_sandboxes`, config.plans[`${plan}_max_sandboxes`], 0);
     wholeNumber(`plans.${plan}_max_api_keys`, config.plans[`${plan}_max_api_keys`], 0);
+    wholeNumber(`plans.${plan}_idle_timeout_seconds`, config.plans[`${plan}_idle_timeout_seconds`], 0);
+    wholeNumber(`plans.${plan}_max_paused_days`, config.plans[`${plan}_max_paused_days`], 0);
+    wholeNumber(`plans.${plan}_max_volumes`, config.plans[`${plan}_max_volumes`], 0);
     const disk = config.plans[`${plan}_max_disk`];
     if (disk && parseMemoryBytes(disk) === undefined)
       throw new ConfigError(

@@ -117,6 +117,28 @@ export const Errors = {
   ),
   gpuUnavailable: defineError("gpu_unavailable", 400, "GPUs were requested but this host has none."),
   hostPathNotAllowed: defineError("host_path_not_allowed", 400, "Host-path volumes are not allowed here."),
+  volumeNotFound: defineError("volume_not_found", 404, "No volume with that id or name."),
+  volumeExists: defineError("volume_exists", 409, "The account already has a volume of that name."),
+  volumeInUse: defineError(
+    "volume_in_use",
+    409,
+    "The volume is mounted by sandboxes that still exist (in any state, Paused included); the detail names them. Delete them first.",
+  ),
+  invalidVolumeName: defineError(
+    "invalid_volume_name",
+    400,
+    "A volume name is 1 to 63 letters, digits, `_` and `-`.",
+  ),
+  invalidVolumeSize: defineError(
+    "invalid_volume_size",
+    400,
+    'A volume size is a quantity like "1Gi", from 16Mi up to the operator\'s `[volumes] max_size`.',
+  ),
+  volumesUnavailable: defineError(
+    "volumes_unavailable",
+    400,
+    "This server cannot give volumes a size quota (not Docker on this host as root with overlay2, or `docker.default_disk` empty), so it offers no volumes.",
+  ),
   invalidImage: defineError(
     "invalid_image",
     400,

@@ -48,6 +48,7 @@ export async function startControlPlane(
   await app.register(controlPlane, {
     db: stack.database.db,
     sandboxes: stack.sandboxes,
+    volumes: stack.volumes,
     templates: stack.templates,
     secretKey: stack.secretKey,
     publicUrl: () => url,

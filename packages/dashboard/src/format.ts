@@ -22,3 +22,18 @@ export function formatRelative(iso: string, now = Date.now()): string {
 export function formatMinutes(minutes: number): string {
   return minutes < 10 ? minutes.toFixed(2) : minutes.toFixed(minutes < 100 ? 1 : 0);
 }
+
+const durationUnits: Array<[Intl.NumberFormatOptions["unit"], number]> = [
+  ["day", 86_400],
+  ["hour", 3600],
+  ["minute", 60],
+  ["second", 1],
+];
+
+/** "15 minutes", "1 hour", "30 days": a count of seconds in the largest unit that divides it. */
+export function formatDuration(seconds: number): string {
+  const [unit, size] = durationUnits.find(([, size]) => seconds % size === 0) ?? ["second", 1];
+  return new Intl.NumberFormat(undefined, { style: "unit", unit, unitDisplay: "long" }).format(
+    seconds / size,
+  );
+}

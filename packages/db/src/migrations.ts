@@ -312,6 +312,70 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
       await db.schema.alterTable("sandboxes").addColumn("disk_bytes", "bigint").execute();
     },
   },
+  "0010_sleep_and_wake": {
+    async up(db: Kysely<unknown>) {
+      // What happens at the timeout, when idle, and on use while paused (JSON); null: the defaults.
+      await db.schema.alterTable("sandboxes").addColumn("lifecycle", "text").execute();
+      // When the sandbox counts as idle if nothing uses it before (RFC 3339); null: never.
+      await db.schema.alterTable("sandboxes").addColumn("idle_at", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("last_activity_at", "text").execute();
+      // While Paused: "memory" (frozen in place) or "disk" (off the host's memory), and whether
+      // its processes and memory come back on resume.
+      await db.schema.alterTable("sandboxes").addColumn("paused_to", "text").execute();
+      await db.schema.alterTable("sandboxes").addColumn("memory_preserved", "integer").execute();
+      // When a sandbox paused this long is deleted (its plan's retention); null: kept.
+      await db.schema.alterTable("sandboxes").addColumn("paused_until", "text").execute();
+    },
+  },
+  "0011_volumes": {
+    async up(db: Kysely<unknown>) {
+      // Named volumes, each an ext4 image of `size_bytes` on the host; owner null: the runtime API's operator.
+      await db.schema
+        .createTable("volumes")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("owner", "text")
+        // `owner`, or "" for the operator: one name per key (a unique index sees no two nulls as equal).
+        .addColumn("owner_key", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("size_bytes", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("volumes_owner_key_name")
+        .on("volumes")
+        .columns(["owner_key", "name"])
+        .unique()
+        .execute();
+      // Which sandboxes mount which volumes: a volume with rows here is in use.
+      await db.schema
+        .createTable("sandbox_volumes")
+        .addColumn("sandbox_id", "text", (c) => c.notNull())
+        .addColumn("volume_id", "text", (c) => c.notNull())
+        .addColumn("mount_path", "text", (c) => c.notNull())
+        .addColumn("read_only", "integer", (c) => c.notNull().defaultTo(0))
+        // The runtime API's pvc with deleteOnSandboxTermination, made by this sandbox's create.
+        .addColumn("delete_with_sandbox", "integer", (c) => c.notNull().defaultTo(0))
+        .addPrimaryKeyConstraint("sandbox_volumes_pk", ["sandbox_id", "mount_path"])
+        .execute();
+      await db.schema
+        .createIndex("sandbox_volumes_volume_id")
+        .on("sandbox_volumes")
+        .column("volume_id")
+        .execute();
+    },
+  },
+  "0012_resume_counts": {
+    async up(db: Kysely<unknown>) {
+      // Resumes per account and calendar month (UTC), each one asked or on use.
+      await db.schema
+        .createTable("account_resumes")
+        .addColumn("account_id", "text", (c) => c.notNull())
+        .addColumn("period", "text", (c) => c.notNull())
+        .addColumn("resumes", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("account_resumes_pk", ["account_id", "period"])
+        .execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

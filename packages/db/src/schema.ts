@@ -32,6 +32,17 @@ export interface SandboxesTable {
   replica?: string | null;
   /** Its disk quota in bytes (counted against its owner's plan); null when it has none. */
   disk_bytes?: number | string | null;
+  /** Its lifecycle policy as JSON (`SandboxLifecycle`); null: the defaults. */
+  lifecycle?: string | null;
+  /** When it counts as idle unless used before; null: it never idles out. */
+  idle_at?: string | null;
+  last_activity_at?: string | null;
+  /** While Paused or moving to disk: "memory" or "disk". */
+  paused_to?: string | null;
+  /** While paused to disk: 1 when its processes and memory come back on resume. */
+  memory_preserved?: number | null;
+  /** When it is deleted if still Paused; null: never. */
+  paused_until?: string | null;
 }
 
 export interface SnapshotsTable {
@@ -140,6 +151,14 @@ export interface AccountUsageDaysTable {
   running_ms: number | string;
 }
 
+/** Resumes of an account's sandboxes in a period, asked or on use (decision 0193). */
+export interface AccountResumesTable {
+  account_id: string;
+  /** `YYYY-MM` (UTC). */
+  period: string;
+  resumes: number | string;
+}
+
 export interface UsageMetersTable {
   /** A sandbox that is Running and owned by an account: its time since `since` is not yet counted. */
   sandbox_id: string;
@@ -216,6 +235,29 @@ export interface LoginAddressesTable {
   last_seen_at: string;
 }
 
+/** A named volume: an ext4 image of `size_bytes` on the host, mounted into sandboxes. */
+export interface VolumesTable {
+  id: string;
+  /** Account that owns it; null for the runtime API's operator. */
+  owner: string | null;
+  /** `owner`, or "" for the operator: names are unique per key (a unique index cannot see nulls as equal). */
+  owner_key: string;
+  name: string;
+  size_bytes: number | string;
+  created_at: string;
+}
+
+/** A sandbox mounting a volume; rows go with the sandbox's row. */
+export interface SandboxVolumesTable {
+  sandbox_id: string;
+  volume_id: string;
+  /** Where the sandbox sees it. */
+  mount_path: string;
+  read_only: number;
+  /** 1: the volume goes when the sandbox does (the runtime API's deleteOnSandboxTermination). */
+  delete_with_sandbox: number;
+}
+
 export interface Database {
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
@@ -229,6 +271,7 @@ export interface Database {
   sandbox_usage: SandboxUsageTable;
   usage_meters: UsageMetersTable;
   account_usage_days: AccountUsageDaysTable;
+  account_resumes: AccountResumesTable;
   account_billing: AccountBillingTable;
   billing_events: BillingEventsTable;
   payment_credentials: PaymentCredentialsTable;
@@ -236,4 +279,6 @@ export interface Database {
   leases: LeasesTable;
   rate_windows: RateWindowsTable;
   login_addresses: LoginAddressesTable;
+  volumes: VolumesTable;
+  sandbox_volumes: SandboxVolumesTable;
 }

@@ -19,6 +19,8 @@ import {
   type SandboxQuota,
   type Template,
   unknownTemplate,
+  type Volume,
+  type VolumeOperations,
   validateNetworkTarget,
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
@@ -38,6 +40,8 @@ import {
 
 export interface E2bApiOptions {
   sandboxes: SandboxOperations;
+  /** The volume registry: E2B's team volumes are the account's (decision 0192). */
+  volumes: VolumeOperations;
   templates: Map<string, Template>;
   secretKey: string;
   publicUrl: () => string;
@@ -49,6 +53,8 @@ export interface E2bApiOptions {
   quotaOf(accountId: string): Promise<SandboxQuota>;
   /** Counts a create against the key's and the account's rates; throws 429 `rate_limited` past them. */
   chargeCreate(accountId: string, credential: string): Promise<void>;
+  /** The idle timeout and paused retention (seconds; null: never) the account's plan gives a sandbox. */
+  lifecycleDefaults(accountId: string): Promise<{ idleTimeout: number | null; maxPaused: number | null }>;
 }
 
 /** How long pause and connect wait for the sandbox to settle: E2B's calls return when it has. */
@@ -75,11 +81,30 @@ const NewSandbox = Type.Object({
   allow_internet_access: Type.Optional(Type.Boolean()),
   network: Type.Optional(Network),
   autoPause: Type.Optional(Type.Boolean()),
+  autoPauseMemory: Type.Optional(Type.Boolean()),
+  autoResume: Type.Optional(Type.Object({ enabled: Type.Boolean() })),
   mcp: Type.Optional(Type.Unknown()),
-  volumeMounts: Type.Optional(Type.Array(Type.Unknown())),
+  volumeMounts: Type.Optional(
+    Type.Array(
+      Type.Object({ name: Type.String({ maxLength: 256 }), path: Type.String({ maxLength: 4096 }) }),
+      {
+        maxItems: 16,
+      },
+    ),
+  ),
 });
+const VolumeParams = Type.Object({ volumeID: Type.String({ minLength: 1, maxLength: 128 }) });
+// The name's rule is the registry's, so a bad one is its `invalid_volume_name` as on every surface.
+const NewVolume = Type.Object({ name: Type.String({ maxLength: 256 }) });
 const Timeout = Type.Object({ timeout: Type.Integer({ minimum: 0 }) });
-const OptionalTimeout = Type.Object({ timeout: Type.Optional(Type.Integer({ minimum: 0 })) });
+/** A connect's or resume's body: `memory: false` is the SDK's `onResume: "reboot"`; `autoPause` is deprecated. */
+const Resume = Type.Object({
+  timeout: Type.Optional(Type.Integer({ minimum: 0 })),
+  memory: Type.Optional(Type.Boolean()),
+  autoPause: Type.Optional(Type.Boolean()),
+});
+/** `memory: false` is the SDK's `pause({ keepMemory: false })`: the filesystem only. */
+const Pause = Type.Optional(Type.Object({ memory: Type.Optional(Type.Boolean()) }));
 const ListQuery = Type.Object({
   metadata: Type.Optional(Type.String({ maxLength: 8192 })),
   state: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
@@ -244,6 +269,12 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
           Errors.sandboxNotFound,
           `sandbox ${id} ended: ${sandbox.status.message ?? ""}`,
         );
+      // Settled elsewhere: a pause or resume that failed left it where it was.
+      if (sandbox.status.state === "Running" || sandbox.status.state === "Paused")
+        throw new PaddockError(
+          Errors.endpointUnavailable,
+          `sandbox ${id} is ${sandbox.status.state}: ${sandbox.status.message ?? "it did not move"}`,
+        );
       if (Date.now() > deadline)
         throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} did not settle`);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -265,13 +296,12 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   const create = async (request: FastifyRequest, body: typeof NewSandbox.static) => {
     if (body.mcp !== undefined)
       invalid(invalidField("body.mcp", "MCP gateways are not available on this server"));
-    if (body.volumeMounts?.length)
-      invalid(invalidField("body.volumeMounts", "volume mounts are not available on this server"));
-    if (body.autoPause)
+    // E2B's rule: a filesystem-only snapshot is resumed only when asked (connect or resume).
+    if (body.autoPauseMemory === false && body.autoResume?.enabled)
       invalid(
         invalidField(
-          "body.autoPause",
-          "pausing on timeout is not available on this server; sandboxes are killed",
+          "body.autoResume",
+          "cannot be enabled with autoPauseMemory: false; resume such a sandbox with connect",
         ),
       );
     if (body.network?.egressProxy !== undefined || body.network?.rules !== undefined)
@@ -289,7 +319,20 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     await options.chargeCreate(owner(request), caller(request).credential);
     await options.assertCanRun(owner(request), "create");
     const networkPolicy = networkPolicyOf(body);
+    // E2B's default: a paused sandbox wakes on traffic only when asked to.
+    const autoResume = body.autoResume?.enabled ?? false;
+    const defaults = await options.lifecycleDefaults(owner(request));
     const sandbox = await sandboxes.create({
+      lifecycle: {
+        onTimeout: body.autoPause ? "pause" : "kill",
+        autoResume,
+        keepMemory: body.autoPauseMemory ?? true,
+        // The plan's idle pause only where traffic wakes the sandbox again: an E2B client that
+        // never asked for that relies on it answering until the timeout it set (E2B's SDK
+        // always sends one, so such a sandbox is never forgotten for long).
+        idleTimeout: autoResume ? defaults.idleTimeout : null,
+        maxPaused: defaults.maxPaused,
+      },
       template,
       owner: owner(request),
       // E2B's default lifetime when a client sends none.
@@ -297,6 +340,15 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       ...(body.envVars ? { env: body.envVars } : {}),
       ...(body.metadata ? { metadata: body.metadata } : {}),
       ...(networkPolicy ? { networkPolicy } : {}),
+      ...(body.volumeMounts?.length
+        ? {
+            volumes: body.volumeMounts.map(({ name, path }) => ({
+              name,
+              mountPath: path,
+              named: { name },
+            })),
+          }
+        : {}),
       quota: await options.quotaOf(owner(request)),
     });
     return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
@@ -352,9 +404,10 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   });
 
   const one = { ...hidden, params: SandboxParams };
-  app.get("/sandboxes/:sandboxID", { schema: one }, async (request) =>
-    detailedSandbox(await visible(request, request.params.sandboxID), context),
-  );
+  app.get("/sandboxes/:sandboxID", { schema: one }, async (request) => {
+    const sandbox = await visible(request, request.params.sandboxID);
+    return detailedSandbox(sandbox, context, await options.volumes.mountsOf(sandbox.id));
+  });
 
   app.delete("/sandboxes/:sandboxID", { schema: one }, async (request, reply) => {
     await sandboxes.delete(request.params.sandboxID, owner(request));
@@ -411,53 +464,71 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     },
   );
 
-  app.post("/sandboxes/:sandboxID/pause", { schema: one }, async (request, reply) => {
-    const sandbox = await visible(request, request.params.sandboxID);
-    if (e2bState(sandbox) === "paused") {
+  /**
+   * Pauses and waits until it is: in memory, or (`toDisk`) its filesystem only, which E2B calls a
+   * pause without memory. A failed pause is answered with where the sandbox was left.
+   */
+  const pauseAndWait = async (request: FastifyRequest, id: string, toDisk: boolean): Promise<void> => {
+    await sandboxes.pause(id, owner(request), toDisk ? { to: "disk", keepMemory: false } : {});
+    const sandbox = await settle(request, id, "Paused");
+    if (toDisk && sandbox.pause?.to !== "disk")
+      throw new PaddockError(
+        Errors.endpointUnavailable,
+        `sandbox ${id} could not be paused to disk: ${sandbox.status.message ?? "it stayed in memory"}`,
+      );
+  };
+
+  app.post("/sandboxes/:sandboxID/pause", { schema: { ...one, body: Pause } }, async (request, reply) => {
+    const toDisk = request.body?.memory === false;
+    let sandbox = await visible(request, request.params.sandboxID);
+    if (sandbox.status.state === "Pausing") sandbox = await settle(request, sandbox.id, "Paused");
+    // Paused in memory, a pause without memory still moves it to disk; otherwise it is E2B's 409.
+    const inMemory = sandbox.status.state === "Paused" && sandbox.pause?.to !== "disk";
+    if (e2bState(sandbox) === "paused" && !(toDisk && inMemory)) {
       return reply.status(409).send({ code: 409, message: `sandbox ${sandbox.id} is already paused` });
     }
-    await sandboxes.pause(sandbox.id, owner(request));
-    await settle(request, sandbox.id, "Paused");
+    await pauseAndWait(request, sandbox.id, toDisk);
     return reply.status(204).send();
   });
 
-  /** Resumes a paused sandbox (waiting until it runs) and sets its lifetime; 201 when it resumed. */
+  /**
+   * Resumes a paused sandbox (waiting until it runs) and sets its lifetime; 201 when it resumed.
+   * `reboot` (E2B's `memory: false`) resumes it from its filesystem only, its processes started anew.
+   */
   const connect = async (
     request: FastifyRequest,
     id: string,
-    timeout: number | undefined,
+    body: typeof Resume.static,
     resumeOnly: boolean,
   ) => {
     let sandbox = await visible(request, id);
-    let resumed = false;
-    if (e2bState(sandbox) === "paused") {
+    const resumed = e2bState(sandbox) === "paused";
+    if (resumed) {
       await options.assertCanRun(owner(request), "resume");
-      if (sandbox.status.state === "Pausing") await settle(request, id, "Paused");
-      await sandboxes.resume(id, owner(request));
-      sandbox = await settle(request, id, "Running");
-      resumed = true;
+      if (sandbox.status.state === "Pausing") sandbox = await settle(request, id, "Paused");
+      const fromFilesystem = sandbox.pause?.to === "disk" && !sandbox.pause.memoryPreserved;
+      if (body.memory === false && !fromFilesystem) await pauseAndWait(request, id, true);
+      sandbox = await sandboxes.wake(id, owner(request));
     } else if (resumeOnly) {
       throw new PaddockError(Errors.invalidStateTransition, `sandbox ${id} is already running`);
     } else if (sandbox.status.state !== "Running") {
       sandbox = await settle(request, id, "Running");
     }
-    if (timeout !== undefined) await expireIn(request, sandbox, timeout, !resumed);
+    // A resume without a timeout runs at least E2B's default 15 s (its own timeout, re-armed, if longer).
+    if (body.timeout !== undefined) await expireIn(request, sandbox, body.timeout, !resumed);
+    else if (resumed) await expireIn(request, sandbox, 15, true);
     return { resumed, body: createdSandbox(sandbox, context) };
   };
   for (const path of ["/sandboxes/:sandboxID/connect", "/v2/sandboxes/:sandboxID/connect"]) {
-    app.post(path, { schema: { ...one, body: OptionalTimeout } }, async (request, reply) => {
-      const { resumed, body } = await connect(request, request.params.sandboxID, request.body.timeout, false);
+    app.post(path, { schema: { ...one, body: Resume } }, async (request, reply) => {
+      const { resumed, body } = await connect(request, request.params.sandboxID, request.body, false);
       return reply.status(resumed ? 201 : 200).send(body);
     });
   }
-  app.post(
-    "/sandboxes/:sandboxID/resume",
-    { schema: { ...one, body: OptionalTimeout } },
-    async (request, reply) => {
-      const { body } = await connect(request, request.params.sandboxID, request.body.timeout, true);
-      return reply.status(201).send(body);
-    },
-  );
+  app.post("/sandboxes/:sandboxID/resume", { schema: { ...one, body: Resume } }, async (request, reply) => {
+    const { body } = await connect(request, request.params.sandboxID, request.body, true);
+    return reply.status(201).send(body);
+  });
 
   app.get(
     "/sandboxes/:sandboxID/metrics",
@@ -492,4 +563,30 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       ];
     },
   );
+
+  // E2B's team volumes: the account's volumes, of the operator's default size (E2B's create names
+  // none). The token is for E2B's volume content API, which this server does not offer.
+  const volumeAndToken = (volume: Volume) => ({ volumeID: volume.id, name: volume.name, token: "" });
+  app.get("/volumes", { schema: hidden }, async (request) =>
+    (await options.volumes.list(owner(request))).map((volume) => ({
+      volumeID: volume.id,
+      name: volume.name,
+    })),
+  );
+  app.post("/volumes", { schema: { ...hidden, body: NewVolume } }, async (request, reply) => {
+    const volume = await options.volumes.create({
+      owner: owner(request),
+      name: request.body.name,
+      quota: await options.quotaOf(owner(request)),
+    });
+    return reply.status(201).send(volumeAndToken(volume));
+  });
+  const oneVolume = { ...hidden, params: VolumeParams };
+  app.get("/volumes/:volumeID", { schema: oneVolume }, async (request) =>
+    volumeAndToken(await options.volumes.get(request.params.volumeID, owner(request))),
+  );
+  app.delete("/volumes/:volumeID", { schema: oneVolume }, async (request, reply) => {
+    await options.volumes.delete(request.params.volumeID, owner(request));
+    return reply.status(204).send();
+  });
 };

@@ -1,5 +1,5 @@
 import { deriveSecret, E2B_ENVD_VERSION, parseCpuMillis, parseMemoryBytes } from "@paddock/common";
-import type { Sandbox, SandboxState } from "@paddock/runtime";
+import type { Sandbox, SandboxState, VolumeMount } from "@paddock/runtime";
 
 /**
  * E2B's names for Paddock's templates. E2B's SDKs default to `base` (and the code interpreter to
@@ -92,14 +92,16 @@ export function listedSandbox(sandbox: Sandbox, context: WireContext) {
   };
 }
 
-/** E2B's `SandboxDetail`. */
-export function detailedSandbox(sandbox: Sandbox, context: WireContext) {
+/** E2B's `SandboxDetail`, with the volumes the sandbox mounts. */
+export function detailedSandbox(sandbox: Sandbox, context: WireContext, mounts: VolumeMount[] = []) {
   const policy = sandbox.networkPolicy;
   return {
     ...listedSandbox(sandbox, context),
+    volumeMounts: mounts.map((mount) => ({ name: mount.name, path: mount.mountPath })),
     envdAccessToken: envdAccessToken(context.secretKey, sandbox.id),
     domain: context.domain,
     ...(policy ? { allowInternetAccess: policy.defaultAction !== "deny" } : {}),
+    lifecycle: { autoResume: sandbox.lifecycle.autoResume, onTimeout: sandbox.lifecycle.onTimeout },
   };
 }
 

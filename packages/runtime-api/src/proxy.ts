@@ -6,6 +6,7 @@ import type { SandboxOperations } from "@paddock/runtime";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { acceptAccessToken, accessTokenHeader } from "./access.js";
 import { apiKeyHeaders, requireApiKey } from "./auth.js";
+import { RenewOnAccess } from "./renew-on-access.js";
 
 /**
  * A way into sandbox ports: which URLs it serves, and how it decides who may pass. The runtime API
@@ -214,6 +215,7 @@ export function runtimeProxyRoute(options: {
   mountPath: string;
 }): ProxyRoute {
   const pattern = /^\/sandboxes\/([^/]+)\/proxy\/(\d{1,5})(\/[^?]*)?(?:\?(.*))?$/;
+  const renewOnAccess = new RenewOnAccess(options.sandboxes);
   return {
     match(req) {
       const url = req.url ?? "";
@@ -228,10 +230,10 @@ export function runtimeProxyRoute(options: {
       if (!(typeof token === "string" && acceptAccessToken(options.secretKey, sandboxId, token))) {
         requireApiKey(req, options.apiKey);
       }
-      return {
-        ...(await options.sandboxes.target(sandboxId, port)),
-        stillThere: sandboxStillThere(options.sandboxes, sandboxId),
-      };
+      // Resumes a sleeping sandbox (its autoResume) and counts as use; then renews its expiry if asked.
+      const target = await options.sandboxes.target(sandboxId, port);
+      renewOnAccess.accessed(sandboxId);
+      return { ...target, stillThere: sandboxStillThere(options.sandboxes, sandboxId) };
     },
   };
 }

@@ -41,3 +41,8 @@ export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./t
 export { loadTemplates, type Template, unknownTemplate } from "./templates.js";
 export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
 export * from "./validation.js";
+export {
+  type CreateVolumeInput,
+  type VolumeOperations,
+  VolumeService,
+} from "./volume-service.js";

@@ -1,5 +1,6 @@
 import type { Logger, PaddockConfig } from "@paddock/common";
 import type { Lease } from "@paddock/db";
+import { resolveLifecycle } from "./lifecycle.js";
 import type { CreateSandboxInput, Sandbox } from "./model.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
@@ -63,6 +64,9 @@ export class WarmPools {
         owner: input.owner ?? null,
         metadata: input.metadata ?? {},
         expiresAt,
+        extensions: input.extensions ?? {},
+        // Checked against the operator's bounds by the service before any claim.
+        lifecycle: resolveLifecycle(input, Number.MAX_SAFE_INTEGER),
       },
       input.quota,
     );

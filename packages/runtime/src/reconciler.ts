@@ -2,7 +2,7 @@ import { type Logger, Periodic } from "@paddock/common";
 import type { Lease } from "@paddock/db";
 import { ExecdClient } from "./execd/client.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
-import type { Sandbox } from "./model.js";
+import { defaultLifecycle, type PauseDepth, type Sandbox } from "./model.js";
 import { probe } from "./readiness.js";
 import type { Runtime, WorkloadSummary } from "./runtime.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
@@ -68,9 +68,11 @@ export async function reconcile(
       await deps.service.delete(sandbox.id, undefined, "delete_resumed_after_restart");
       counts.removed++;
     } else if (state === "Running" || state === "Paused" || state === "Pausing" || state === "Resuming") {
+      // Paused to disk, its container stopped on purpose (decision 0190).
+      const onDisk = sandbox.pause?.to === "disk";
       if (
         (state === "Running" && workload?.state === "running") ||
-        (state === "Paused" && workload?.state === "paused")
+        (state === "Paused" && workload?.state === (onDisk ? "exited" : "paused"))
       )
         continue;
       // The listing may predate the record (a create or resume finished since): ask again.
@@ -82,7 +84,7 @@ export async function reconcile(
         counts.failed++;
         continue;
       }
-      if (engine !== "running" && engine !== "paused") {
+      if (engine === "missing" || (engine === "exited" && !onDisk)) {
         const reason = engine === "exited" ? "container_exited" : "container_vanished";
         const failed = await sandboxes.setState(sandbox.id, state, "Failed", {
           reason,
@@ -97,14 +99,24 @@ export async function reconcile(
         }
         continue;
       }
-      const actual = engine === "paused" ? "Paused" : "Running";
+      const actual = engine === "running" ? "Running" : "Paused";
       if (actual === state) continue;
       // Through the state machine: Paused and Running are two moves apart (via Resuming or
       // Pausing), and the intermediate states reach either end in one. Each move is a
-      // compare-and-set, so a record that moved on meanwhile is left as it is.
+      // compare-and-set, so a record that moved on meanwhile is left as it is. A stopped
+      // container of a sandbox on its way to or from disk is asleep there, its files kept.
+      const depth: PauseDepth | null =
+        actual === "Running"
+          ? null
+          : engine === "exited"
+            ? { to: "disk", memoryPreserved: false }
+            : { to: "memory" };
       let settled = true;
       for (const [from, to] of settlingPath(state, actual))
-        settled &&= await sandboxes.setState(sandbox.id, from, to, { reason: "reconciled" });
+        settled &&= await sandboxes.setState(sandbox.id, from, to, {
+          reason: "reconciled",
+          ...(to === actual ? { pause: depth } : {}),
+        });
       if (settled) await deps.log.record(sandbox.id, actual, `settled by the reconciler (was ${state})`);
     }
   }
@@ -119,6 +131,7 @@ export async function reconcile(
         extensions: {},
         resourceLimits: {},
         secureAccess: false,
+        lifecycle: defaultLifecycle,
         ...record,
         id: workload.sandboxId,
         owner: record.owner ?? null,

@@ -1,5 +1,5 @@
 import type { PaddockError } from "@paddock/common";
-import type { HostVolume, NetworkPolicy } from "./model.js";
+import type { HostVolume, NetworkPolicy, PauseDepth } from "./model.js";
 
 /**
  * The engine under the sandboxes. Implementations name workloads by sandbox id, so a
@@ -25,8 +25,17 @@ export interface Runtime {
    * either is accepted, so the caller hears it at once rather than from a failed background move.
    */
   unavailable(operation: "pause" | "snapshot"): PaddockError | undefined;
-  pauseWorkload(sandboxId: string): Promise<void>;
-  resumeWorkload(sandboxId: string): Promise<void>;
+  /**
+   * Pauses the workload: frozen in place (`memory`), or off the host's memory (`disk`), keeping
+   * its processes and memory when `keepMemory` and the engine can. Resolves with where it went:
+   * an engine that cannot freeze in place may put it on disk (decision 0190).
+   */
+  pauseWorkload(
+    sandboxId: string,
+    options: { to: "memory" | "disk"; keepMemory: boolean },
+  ): Promise<PauseDepth>;
+  /** Brings a paused workload back from where it sleeps; resolves once its execd answers. */
+  resumeWorkload(sandboxId: string, options: { from: PauseDepth; execdToken: string }): Promise<void>;
   inspectWorkload(sandboxId: string): Promise<WorkloadStatus>;
   /** Every workload this runtime manages, for the reconciler. */
   listWorkloads(): Promise<WorkloadSummary[]>;
@@ -116,6 +125,18 @@ export interface WorkloadSummary {
   containerId: string;
   state: WorkloadStatus["state"];
   labels: Record<string, string>;
+}
+
+/** Where volumes live on an engine's host: one fixed-size filesystem each (decision 0192). */
+export interface VolumeStorage {
+  /** Makes the volume's filesystem of `bytes`, empty and mounted. */
+  create(volumeId: string, bytes: number): Promise<void>;
+  /** Mounts the volume's filesystem again when the host lost its mount (a restart, a reboot). */
+  mount(volumeId: string): Promise<void>;
+  /** The host directory holding the volume's files; refused unless its filesystem is mounted. */
+  directory(volumeId: string): Promise<string>;
+  /** Unmounts the volume and deletes its files. */
+  remove(volumeId: string): Promise<void>;
 }
 
 export class RuntimeStartError extends Error {

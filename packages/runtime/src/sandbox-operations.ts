@@ -2,6 +2,15 @@ import type { PaddockError, Page } from "@paddock/common";
 import type { CreateSandboxInput, Sandbox, SandboxFilter, Snapshot, SnapshotFilter } from "./model.js";
 import type { ChangeListener } from "./sandbox-changes.js";
 
+export interface PauseOptions {
+  /** `memory` (the default) freezes it in place; `disk` takes it off the host's memory. */
+  to?: "memory" | "disk";
+  /** For a pause to disk: keep processes and memory where the runtime can (default: its lifecycle's). */
+  keepMemory?: boolean;
+  /** Why, for its status and log: a caller (`user`), its `timeout`, being `idle`, or a long sleep (`disk`). */
+  cause?: "user" | "timeout" | "idle" | "disk";
+}
+
 /**
  * What the HTTP surfaces (runtime API, control plane) call. Every method that takes `owner`
  * answers `sandbox_not_found` / `snapshot_not_found` for records of another owner, so one
@@ -14,10 +23,17 @@ export interface SandboxOperations {
   list(filter: SandboxFilter): Promise<Page<Sandbox>>;
   /** Stops and removes the sandbox; resolves when it is gone. */
   delete(id: string, owner?: string | null): Promise<void>;
-  /** Moves to Pausing and returns; the sandbox becomes Paused in the background. */
-  pause(id: string, owner?: string | null): Promise<Sandbox>;
+  /**
+   * Moves to Pausing and returns; the sandbox becomes Paused in the background, in memory or
+   * (`to: "disk"`) off the host's memory (decision 0190).
+   */
+  pause(id: string, owner?: string | null, options?: PauseOptions): Promise<Sandbox>;
   /** Moves to Resuming and returns; the sandbox becomes Running in the background. */
   resume(id: string, owner?: string | null): Promise<Sandbox>;
+  /** Resolves once the sandbox is Running, resuming it first if it is paused. */
+  wake(id: string, owner?: string | null): Promise<Sandbox>;
+  /** Every resume, asked or automatic, passes `check` first (a plan's 402); it throws to refuse. */
+  checkResumes(check: (sandbox: Sandbox) => Promise<void>): void;
   /**
    * New absolute expiry; must be in the future and, unless `allowEarlier` (E2B's setTimeout may
    * shorten a lifetime), later than the current one.

@@ -1,9 +1,17 @@
 import type { Database, Db, SandboxesTable } from "@paddock/db";
 import type { Transaction } from "kysely";
-import type { Sandbox, SandboxFilter } from "./model.js";
+import { idleAtFrom } from "./lifecycle.js";
+import {
+  defaultLifecycle,
+  type PauseDepth,
+  type Sandbox,
+  type SandboxFilter,
+  type SandboxLifecycle,
+} from "./model.js";
 import type { SandboxWrite } from "./sandbox-changes.js";
 import { type SandboxQuota, withinQuota } from "./sandbox-quota.js";
 import { assertTransition, type SandboxState } from "./state-machine.js";
+import { attachVolumes, type VolumeAttachment } from "./volume-repository.js";
 
 /** Told of every state a sandbox row takes, after the write (a removed row: Terminated). */
 export type StateObserver = (sandboxId: string, state: SandboxState) => Promise<void>;
@@ -26,17 +34,29 @@ export class SandboxRepository {
 
   /**
    * Writes a new sandbox. `diskBytes` is its disk quota; with `quota`, the insert happens only if
-   * its owner stays within it (else `quota_exceeded`, nothing written).
+   * its owner stays within it (else `quota_exceeded`, nothing written). `volumes` are the
+   * volumes it mounts, recorded with it so that none can be deleted while it exists.
    */
   async insert(
     sandbox: Sandbox,
-    options: { diskBytes?: number | null; quota?: SandboxQuota | undefined } = {},
+    options: {
+      diskBytes?: number | null;
+      quota?: SandboxQuota | undefined;
+      volumes?: VolumeAttachment[];
+    } = {},
   ): Promise<void> {
     const row = { ...toRow(sandbox), replica: this.replica, disk_bytes: options.diskBytes ?? null };
+    const volumes = options.volumes ?? [];
     if (options.quota && sandbox.owner !== null) {
       await withinQuota(this.db, sandbox.owner, options.quota, async (trx, assertRoomFor) => {
         await assertRoomFor(row.disk_bytes);
         await trx.insertInto("sandboxes").values(row).execute();
+        await attachVolumes(trx, sandbox.id, volumes);
+      });
+    } else if (volumes.length > 0) {
+      await this.db.transaction().execute(async (trx) => {
+        await trx.insertInto("sandboxes").values(row).execute();
+        await attachVolumes(trx, sandbox.id, volumes);
       });
     } else {
       await this.db.insertInto("sandboxes").values(row).execute();
@@ -92,7 +112,7 @@ export class SandboxRepository {
     id: string,
     from: SandboxState | SandboxState[],
     to: SandboxState,
-    details: { reason?: string; message?: string; containerId?: string } = {},
+    details: StateDetails = {},
   ): Promise<boolean> {
     const sources = Array.isArray(from) ? from : [from];
     for (const source of sources) assertTransition(source, to, `move to ${to}`);
@@ -107,6 +127,10 @@ export class SandboxRepository {
         updated_at: now,
         replica: this.replica,
         ...(details.containerId ? { container_id: details.containerId } : {}),
+        ...(details.pause !== undefined ? pauseColumns(details.pause) : {}),
+        ...(details.pausedUntil !== undefined ? { paused_until: details.pausedUntil } : {}),
+        ...(details.expiresAt !== undefined ? { expires_at: details.expiresAt } : {}),
+        ...(details.idleAt !== undefined ? { idle_at: details.idleAt } : {}),
       })
       .where("id", "=", id)
       .where("state", "in", sources)
@@ -128,7 +152,7 @@ export class SandboxRepository {
     if (row) await this.written({ id, owner: row.owner });
   }
 
-  async setExpiresAt(id: string, expiresAt: string): Promise<void> {
+  async setExpiresAt(id: string, expiresAt: string | null): Promise<void> {
     const row = await this.db
       .updateTable("sandboxes")
       .set({ expires_at: expiresAt, updated_at: new Date().toISOString() })
@@ -136,6 +160,55 @@ export class SandboxRepository {
       .returning("owner")
       .executeTakeFirst();
     if (row) await this.written({ id, owner: row.owner });
+  }
+
+  /**
+   * Records a use: when it happened and when the sandbox idles out unless used again. Not a
+   * change watchers are told of (it would be one per call).
+   */
+  async touch(id: string, at: string, idleAt: string | null): Promise<void> {
+    await this.db
+      .updateTable("sandboxes")
+      .set({ last_activity_at: at, idle_at: idleAt })
+      .where("id", "=", id)
+      .execute();
+  }
+
+  /** Running sandboxes whose `idle_at` has passed (warm-pool members never idle out). */
+  async idleBefore(now: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Running")
+      .where("pooled_for", "is", null)
+      .where("idle_at", "is not", null)
+      .where("idle_at", "<=", now)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** Sandboxes paused in memory since before `since`: the ones to move to disk. */
+  async pausedInMemorySince(since: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Paused")
+      .where("paused_to", "=", "memory")
+      .where("last_transition_at", "<=", since)
+      .execute();
+    return rows.map(fromRow);
+  }
+
+  /** Paused sandboxes past their `maxPaused`. */
+  async pausedPastRetention(now: string): Promise<Sandbox[]> {
+    const rows = await this.db
+      .selectFrom("sandboxes")
+      .selectAll()
+      .where("state", "=", "Paused")
+      .where("paused_until", "is not", null)
+      .where("paused_until", "<=", now)
+      .execute();
+    return rows.map(fromRow);
   }
 
   /** Warm sandboxes of a template that are ready to be claimed (or, `Pending`, being created). */
@@ -154,11 +227,7 @@ export class SandboxRepository {
    * its creation and expiry counted from now. Compare-and-set on `pooled_for`, so two concurrent
    * claims never get the same sandbox. With `quota`, only if the owner stays within it.
    */
-  async claimPooled(
-    template: string,
-    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
-    quota?: SandboxQuota,
-  ): Promise<string | undefined> {
+  async claimPooled(template: string, claim: PoolClaim, quota?: SandboxQuota): Promise<string | undefined> {
     const owner = claim.owner;
     const id =
       quota && owner !== null
@@ -177,7 +246,7 @@ export class SandboxRepository {
   private async takePooled(
     db: Db | Transaction<Database>,
     template: string,
-    claim: { owner: string | null; metadata: Record<string, string>; expiresAt: string | null },
+    claim: PoolClaim,
     assertRoomFor: (diskBytes: number | null) => Promise<void>,
   ): Promise<string | undefined> {
     for (let attempt = 0; attempt < 8; attempt++) {
@@ -199,6 +268,15 @@ export class SandboxRepository {
           owner: claim.owner,
           metadata: JSON.stringify(claim.metadata),
           expires_at: claim.expiresAt,
+          // The caller's policy, not the one the warm sandbox was made with (decision 0190).
+          ...(claim.extensions ? { extensions: JSON.stringify(claim.extensions) } : {}),
+          ...(claim.lifecycle
+            ? {
+                lifecycle: JSON.stringify(claim.lifecycle),
+                idle_at: idleAtFrom(claim.lifecycle, Date.parse(now)) ?? null,
+                last_activity_at: now,
+              }
+            : {}),
           created_at: now,
           updated_at: now,
           reason: "created",
@@ -224,6 +302,40 @@ export class SandboxRepository {
   }
 }
 
+/** What a state change may write besides the state. `null` clears a field; absent leaves it. */
+/** What a claim gives a warm sandbox's new owner. */
+export interface PoolClaim {
+  owner: string | null;
+  metadata: Record<string, string>;
+  expiresAt: string | null;
+  extensions?: Record<string, string>;
+  lifecycle?: SandboxLifecycle;
+}
+
+export interface StateDetails {
+  reason?: string;
+  message?: string;
+  containerId?: string;
+  pause?: PauseDepth | null;
+  pausedUntil?: string | null;
+  expiresAt?: string | null;
+  idleAt?: string | null;
+}
+
+function pauseColumns(pause: PauseDepth | null): Pick<SandboxesTable, "paused_to" | "memory_preserved"> {
+  if (!pause) return { paused_to: null, memory_preserved: null };
+  return {
+    paused_to: pause.to,
+    memory_preserved: pause.to === "disk" ? (pause.memoryPreserved ? 1 : 0) : null,
+  };
+}
+
+function pauseOf(row: SandboxesTable): PauseDepth | undefined {
+  if (row.paused_to === "memory") return { to: "memory" };
+  if (row.paused_to === "disk") return { to: "disk", memoryPreserved: row.memory_preserved === 1 };
+  return undefined;
+}
+
 function toRow(sandbox: Sandbox): SandboxesTable {
   return {
     id: sandbox.id,
@@ -247,6 +359,11 @@ function toRow(sandbox: Sandbox): SandboxesTable {
     updated_at: sandbox.updatedAt,
     expires_at: sandbox.expiresAt ?? null,
     pooled_for: sandbox.pooledFor ?? null,
+    lifecycle: JSON.stringify(sandbox.lifecycle),
+    idle_at: sandbox.idleAt ?? null,
+    last_activity_at: sandbox.lastActivityAt ?? null,
+    ...pauseColumns(sandbox.pause ?? null),
+    paused_until: sandbox.pausedUntil ?? null,
   };
 }
 
@@ -275,5 +392,11 @@ function fromRow(row: SandboxesTable): Sandbox {
     updatedAt: row.updated_at,
     ...(row.expires_at ? { expiresAt: row.expires_at } : {}),
     ...(row.pooled_for ? { pooledFor: row.pooled_for } : {}),
+    // Rows written before lifecycles were stored have the defaults.
+    lifecycle: { ...defaultLifecycle, ...(row.lifecycle ? (JSON.parse(row.lifecycle) as object) : {}) },
+    ...(row.last_activity_at ? { lastActivityAt: row.last_activity_at } : {}),
+    ...(row.idle_at ? { idleAt: row.idle_at } : {}),
+    ...(pauseOf(row) ? { pause: pauseOf(row) } : {}),
+    ...(row.paused_until ? { pausedUntil: row.paused_until } : {}),
   };
 }

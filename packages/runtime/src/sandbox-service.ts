@@ -1,6 +1,8 @@
+import { posix } from "node:path";
 import {
   deriveSecret,
   Errors,
+  EXECD_MOUNT,
   fieldPath,
   invalidField,
   type Logger,
@@ -13,16 +15,18 @@ import {
 import { parsePolicy } from "@paddock/common/egress-policy";
 import { ExecdClient } from "./execd/client.js";
 import { imageReferenceProblem } from "./image-reference.js";
+import { idleAtFrom, resolveLifecycle } from "./lifecycle.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
 import type { CreateSandboxInput, Sandbox, SandboxFilter } from "./model.js";
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";
+import { SandboxActivity } from "./sandbox-activity.js";
 import type { ChangeListener, SandboxChanges } from "./sandbox-changes.js";
-import type { SandboxOperations } from "./sandbox-operations.js";
+import type { PauseOptions, SandboxOperations } from "./sandbox-operations.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
-import { assertTransition, type SandboxState } from "./state-machine.js";
+import { assertTransition, InvalidTransitionError, type SandboxState } from "./state-machine.js";
 import { type Template, unknownTemplate } from "./templates.js";
 import {
   hostPathAllowed,
@@ -31,6 +35,7 @@ import {
   validateLaunch,
   validateMetadata,
 } from "./validation.js";
+import type { VolumeService } from "./volume-service.js";
 
 export interface SandboxServiceDeps {
   runtime: Runtime;
@@ -43,6 +48,8 @@ export interface SandboxServiceDeps {
   templates: Map<string, Template>;
   /** What the repository's writes publish, for watchers of an account's sandboxes. */
   changes: SandboxChanges;
+  /** The volume registry, which resolves a create's volumes to host directories. */
+  volumes: VolumeService;
   /** Background work (pause, resume) is tracked so shutdown can wait for it. */
   track: (work: Promise<unknown>) => void;
 }
@@ -50,6 +57,18 @@ export interface SandboxServiceDeps {
 /** Label holding what the reconciler needs to adopt a container the database lost. */
 export const recordLabel = "paddock.record";
 const defaultSnapshotEntrypoint = ["tail", "-f", "/dev/null"];
+
+/** Where a registry volume may be mounted: not over the root or the daemon's own files. */
+function volumeMountPathAllowed(path: string): boolean {
+  return (
+    posix.isAbsolute(path) &&
+    posix.normalize(path) === path &&
+    path !== "/" &&
+    !path.endsWith("/") &&
+    path !== EXECD_MOUNT &&
+    !path.startsWith(`${EXECD_MOUNT}/`)
+  );
+}
 
 function invalid(message: string): never {
   throw new PaddockError(Errors.invalidRequest, message);
@@ -65,8 +84,15 @@ export class SandboxService implements SandboxOperations {
   private readonly addresses = new Map<string, { host: string; since: string }>();
 
   private pools: WarmPools | undefined;
+  /** Resumes in flight on this replica, so concurrent callers share one. */
+  private readonly resuming = new Map<string, Promise<void>>();
+  private resumeAllowed: ((sandbox: Sandbox) => Promise<void>) | undefined;
+  /** Uses of sandboxes, written to their rows a few at a time (decision 0190). */
+  readonly activity: SandboxActivity;
 
-  constructor(private readonly deps: SandboxServiceDeps) {}
+  constructor(private readonly deps: SandboxServiceDeps) {
+    this.activity = new SandboxActivity(deps.sandboxes, deps.logger);
+  }
 
   /** Creates for a template are served from these warm pools when they have a sandbox ready. */
   usePools(pools: WarmPools): void {
@@ -119,6 +145,7 @@ export class SandboxService implements SandboxOperations {
         );
       }
     }
+    resolveLifecycle(input, config.server.max_sandbox_timeout_seconds);
     validateMetadata(input.metadata ?? {});
     validateLaunch(input.entrypoint ?? [], input.env ?? {});
     const resources = parseResourceLimits({
@@ -150,10 +177,21 @@ export class SandboxService implements SandboxOperations {
         ),
       );
     }
+    const mountPaths = new Set<string>();
     for (const [index, volume] of (input.volumes ?? []).entries()) {
       const where = fieldPath("body.volumes", index);
-      const backends = [volume.host, volume.pvc, volume.ossfs].filter(Boolean).length;
-      if (backends !== 1)
+      if (mountPaths.has(volume.mountPath))
+        invalid(invalidField(`${where}.mountPath`, "is the mount path of another volume of this sandbox"));
+      mountPaths.add(volume.mountPath);
+      if (volume.named && !volumeMountPathAllowed(volume.mountPath))
+        invalid(
+          invalidField(
+            `${where}.mountPath`,
+            `must be a plain absolute path other than / and outside ${EXECD_MOUNT}`,
+          ),
+        );
+      const backends = [volume.host, volume.pvc, volume.ossfs, volume.named].filter(Boolean).length;
+      if (backends !== 1 || volume.managed)
         invalid(invalidField(where, `(${volume.name}) must have exactly one backend (host or pvc)`));
       if (volume.ossfs) invalid(invalidField(`${where}.ossfs`, "is not supported by this runtime"));
       if (volume.subPath?.split("/").includes(".."))
@@ -200,6 +238,8 @@ export class SandboxService implements SandboxOperations {
     }
 
     const now = new Date();
+    const lifecycle = resolveLifecycle(input, this.deps.config.server.max_sandbox_timeout_seconds);
+    const idleAt = idleAtFrom(lifecycle, now.getTime());
     const sandbox: Sandbox = {
       id: newId("sbx"),
       owner: input.owner ?? null,
@@ -221,9 +261,23 @@ export class SandboxService implements SandboxOperations {
       updatedAt: now.toISOString(),
       ...(input.timeout ? { expiresAt: new Date(now.getTime() + input.timeout * 1000).toISOString() } : {}),
       ...(input.pooledFor ? { pooledFor: input.pooledFor } : {}),
+      lifecycle,
+      lastActivityAt: now.toISOString(),
+      ...(idleAt ? { idleAt } : {}),
     };
+    // Registry volumes (decision 0192) resolved to their host directories, recorded with the sandbox.
+    const volumes = await this.deps.volumes.resolve(sandbox.owner, input.volumes ?? []);
     // Refused here (quota_exceeded) before anything exists that would need cleaning up.
-    await this.deps.sandboxes.insert(sandbox, { diskBytes: resources.diskBytes ?? null, quota: input.quota });
+    await this.deps.sandboxes
+      .insert(sandbox, {
+        diskBytes: resources.diskBytes ?? null,
+        quota: input.quota,
+        volumes: volumes.attachments,
+      })
+      .catch(async (error: unknown) => {
+        await volumes.rollback();
+        throw error;
+      });
     await this.deps.log.record(
       sandbox.id,
       "Pending",
@@ -241,7 +295,7 @@ export class SandboxService implements SandboxOperations {
         env: input.env ?? {},
         labels: { [recordLabel]: JSON.stringify(adoptionRecord(sandbox)) },
         ...resources,
-        volumes: input.volumes ?? [],
+        volumes: volumes.volumes,
         ...(input.networkPolicy ? { networkPolicy: input.networkPolicy } : {}),
         execdToken: tokens.execd,
         egressToken: tokens.egress,
@@ -272,6 +326,7 @@ export class SandboxService implements SandboxOperations {
       await runtime.removeWorkload(sandbox.id).catch(() => undefined);
       await this.deps.sandboxes.remove(sandbox.id);
       await this.deps.log.forget(sandbox.id);
+      await volumes.rollback();
       throw error;
     }
   }
@@ -346,62 +401,163 @@ export class SandboxService implements SandboxOperations {
     await this.deps.log.forget(id);
   }
 
-  async pause(id: string, owner?: string | null): Promise<Sandbox> {
-    await this.get(id, owner); // someone else's sandbox is not found, whatever the engine can do
+  /**
+   * Pauses in the background (Pausing now, Paused when the engine is done): in memory, or to disk
+   * (decision 0190). A sandbox already paused in memory may go on to disk; one already where it
+   * was asked to go is a 409, as a second pause always was.
+   */
+  async pause(id: string, owner?: string | null, options: PauseOptions = {}): Promise<Sandbox> {
+    const sandbox = await this.get(id, owner); // someone else's sandbox is not found, whatever the engine can do
     const refused = this.deps.runtime.unavailable("pause");
     if (refused) throw refused;
-    return this.transitionInBackground(id, owner, "pause", "Pausing", "Paused", () =>
-      this.deps.runtime.pauseWorkload(id),
-    );
+    const to = options.to ?? "memory";
+    const from = sandbox.status.state;
+    if (from === "Paused" && (to === "memory" || sandbox.pause?.to === "disk"))
+      throw new InvalidTransitionError(
+        from,
+        "Pausing",
+        `cannot pause a sandbox that is Paused (in ${sandbox.pause?.to ?? "memory"})`,
+      );
+    assertTransition(from, "Pausing", "pause");
+    const reason = `${options.cause ?? "user"}_pause`;
+    const moved = await this.deps.sandboxes.setState(id, from, "Pausing", {
+      reason,
+      pause: to === "disk" ? { to: "disk", memoryPreserved: false } : (sandbox.pause ?? { to: "memory" }),
+    });
+    if (!moved) {
+      throw new PaddockError(
+        Errors.invalidStateTransition,
+        `sandbox ${id} changed state during pause; retry`,
+      );
+    }
+    await this.deps.log.record(id, "Pausing", `${reason} to ${to} requested`);
+    this.deps.track(this.finishPause(sandbox, to, options.keepMemory ?? sandbox.lifecycle.keepMemory));
+    return this.get(id);
   }
 
+  private async finishPause(sandbox: Sandbox, to: "memory" | "disk", keepMemory: boolean): Promise<void> {
+    const id = sandbox.id;
+    try {
+      const depth = await this.deps.runtime.pauseWorkload(id, { to, keepMemory });
+      const maxPaused = sandbox.lifecycle.maxPaused;
+      await this.deps.sandboxes.setState(id, "Pausing", "Paused", {
+        reason: "paused",
+        pause: depth,
+        ...(sandbox.status.state === "Running" && maxPaused !== null
+          ? { pausedUntil: new Date(Date.now() + maxPaused * 1000).toISOString() }
+          : {}),
+        idleAt: null,
+      });
+      this.addresses.delete(id);
+      await this.deps.log.record(
+        id,
+        "Paused",
+        depth.to === "memory"
+          ? "paused in memory"
+          : `paused to disk, ${depth.memoryPreserved ? "processes and memory kept" : "filesystem only (its processes start again on resume)"}`,
+      );
+    } catch (error) {
+      // Where the engine left it: still running, still frozen in memory, or gone.
+      const message = String((error as Error).message);
+      const engine = (await this.deps.runtime.inspectWorkload(id)).state;
+      const back: SandboxState = engine === "running" ? "Running" : engine === "paused" ? "Paused" : "Failed";
+      await this.deps.sandboxes.setState(id, "Pausing", back, {
+        reason: "pause_failed",
+        message,
+        pause: back === "Paused" ? { to: "memory" } : null,
+      });
+      await this.deps.log.record(id, back, `pause to ${to} failed: ${message}`);
+    }
+  }
+
+  /** Moves to Resuming and returns; the sandbox becomes Running in the background. */
   async resume(id: string, owner?: string | null): Promise<Sandbox> {
-    return this.transitionInBackground(id, owner, "resume", "Resuming", "Running", () =>
-      this.deps.runtime.resumeWorkload(id),
+    const sandbox = await this.get(id, owner);
+    assertTransition(sandbox.status.state, "Resuming", "resume");
+    const { done } = await this.beginResume(sandbox);
+    this.deps.track(done.catch(() => undefined));
+    return this.get(id);
+  }
+
+  /**
+   * Resolves once the sandbox is Running, resuming it if it is paused (or pausing): for calls
+   * that need it awake (resume on use, E2B's connect). Concurrent callers share one resume.
+   */
+  async wake(id: string, owner?: string | null): Promise<Sandbox> {
+    const deadline = Date.now() + this.deps.config.runtime.create_timeout_seconds * 1000;
+    for (;;) {
+      const sandbox = await this.get(id, owner);
+      const state = sandbox.status.state;
+      if (state === "Running") return sandbox;
+      if (state !== "Paused" && state !== "Pausing" && state !== "Resuming") throw cannotServe(sandbox);
+      if (Date.now() > deadline)
+        throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} did not wake in time; retry`);
+      if (state === "Paused") await (await this.beginResume(sandbox)).done;
+      // Being moved, here or by another replica: wait for it to settle.
+      else await (this.resuming.get(id) ?? new Promise((resolve) => setTimeout(resolve, 25)));
+    }
+  }
+
+  /**
+   * Paused → Resuming now; `done` is the rest of the move (→ Running, or back to Paused, or
+   * Failed when a restore from disk fails), already settled when another call moved it first.
+   */
+  private async beginResume(sandbox: Sandbox): Promise<{ done: Promise<void> }> {
+    const id = sandbox.id;
+    const inFlight = this.resuming.get(id);
+    if (inFlight) return { done: inFlight };
+    await this.resumeAllowed?.(sandbox);
+    if (!(await this.deps.sandboxes.setState(id, "Paused", "Resuming", { reason: "resume_requested" })))
+      return { done: Promise.resolve() };
+    const done = this.finishResume(sandbox).finally(() => this.resuming.delete(id));
+    this.resuming.set(id, done);
+    return { done };
+  }
+
+  private async finishResume(sandbox: Sandbox): Promise<void> {
+    const id = sandbox.id;
+    const from = sandbox.pause ?? { to: "memory" };
+    await this.deps.log.record(id, "Resuming", `resume from ${from.to} requested`);
+    try {
+      await this.deps.runtime.resumeWorkload(id, { from, execdToken: this.tokens(id).execd });
+    } catch (error) {
+      const message = String((error as Error).message);
+      // Frozen in memory and still there: it stays paused. From disk: Failed, its filesystem kept.
+      const engine = from.to === "memory" ? (await this.deps.runtime.inspectWorkload(id)).state : "exited";
+      const back: SandboxState = engine === "paused" ? "Paused" : "Failed";
+      await this.deps.sandboxes.setState(id, "Resuming", back, { reason: "resume_failed", message });
+      await this.deps.log.record(id, back, `resume failed: ${message}`);
+      throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} could not be resumed: ${message}`);
+    }
+    const { lifecycle } = sandbox;
+    const now = Date.now();
+    // A sandbox paused at its timeout gets the same timeout again, from now.
+    const rearm = lifecycle.onTimeout === "pause" && lifecycle.timeout !== null && !sandbox.expiresAt;
+    this.activity.forget(id);
+    await this.deps.sandboxes.setState(id, "Resuming", "Running", {
+      reason: "resumed",
+      pause: null,
+      pausedUntil: null,
+      idleAt: idleAtFrom(lifecycle, now) ?? null,
+      ...(rearm && lifecycle.timeout !== null
+        ? { expiresAt: new Date(now + lifecycle.timeout * 1000).toISOString() }
+        : {}),
+    });
+    await this.deps.log.record(
+      id,
+      "Running",
+      from.to === "disk" && !from.memoryPreserved
+        ? "resumed from disk: its processes started again"
+        : `resumed from ${from.to}`,
     );
   }
 
   /**
-   * Moves to the intermediate state now and to the final one when the engine is done. On
-   * failure the sandbox returns to where it was, or to Failed when its container is gone.
+   * A check every resume passes before it starts (an account that may not run more is refused
+   * an automatic resume as it is an explicit one); throws to refuse.
    */
-  private async transitionInBackground(
-    id: string,
-    owner: string | null | undefined,
-    operation: string,
-    intermediate: SandboxState,
-    final: SandboxState,
-    work: () => Promise<void>,
-  ): Promise<Sandbox> {
-    const sandbox = await this.get(id, owner);
-    const from = sandbox.status.state;
-    assertTransition(from, intermediate, operation);
-    if (!(await this.deps.sandboxes.setState(id, from, intermediate, { reason: `${operation}_requested` }))) {
-      throw new PaddockError(
-        Errors.invalidStateTransition,
-        `sandbox ${id} changed state during ${operation}; retry`,
-      );
-    }
-    await this.deps.log.record(id, intermediate, `${operation} requested`);
-    this.deps.track(
-      (async () => {
-        try {
-          await work();
-          await this.deps.sandboxes.setState(id, intermediate, final, { reason: `${operation}d` });
-          await this.deps.log.record(id, final, `${operation} completed`);
-        } catch (error) {
-          const message = String((error as Error).message);
-          const status = await this.deps.runtime.inspectWorkload(id);
-          const back = status.state === "missing" ? "Failed" : from;
-          await this.deps.sandboxes.setState(id, intermediate, back, {
-            reason: `${operation}_failed`,
-            message,
-          });
-          await this.deps.log.record(id, back, `${operation} failed: ${message}`);
-        }
-      })(),
-    );
-    return this.get(id);
+  checkResumes(check: (sandbox: Sandbox) => Promise<void>): void {
+    this.resumeAllowed = check;
   }
 
   async renew(
@@ -446,16 +602,11 @@ export class SandboxService implements SandboxOperations {
   }
 
   async target(id: string, port: number, owner?: string | null): Promise<{ host: string; port: number }> {
-    const sandbox = await this.get(id, owner);
-    if (sandbox.status.state !== "Running") {
-      throw (
-        failureOf(sandbox) ??
-        new PaddockError(
-          Errors.invalidStateTransition,
-          `sandbox ${id} is ${sandbox.status.state}; it answers only while Running${sandbox.status.state === "Paused" ? " (resume it first)" : ""}`,
-        )
-      );
-    }
+    let sandbox = await this.get(id, owner);
+    const asleep = ["Paused", "Pausing", "Resuming"].includes(sandbox.status.state);
+    if (asleep && sandbox.lifecycle.autoResume) sandbox = await this.wake(id, owner);
+    if (sandbox.status.state !== "Running") throw cannotServe(sandbox);
+    this.activity.used(sandbox);
     const since = sandbox.status.lastTransitionAt;
     const cached = this.addresses.get(id);
     if (cached?.since === since) return { host: cached.host, port };
@@ -463,6 +614,27 @@ export class SandboxService implements SandboxOperations {
     if (!host) throw new PaddockError(Errors.endpointUnavailable, `sandbox ${id} has no network address`);
     this.rememberAddress(id, host, since);
     return { host, port };
+  }
+
+  /**
+   * Whether execd still has work in hand: a request in flight, or (with `processesKeepAwake`)
+   * something it started still running. A busy sandbox's idle time starts again (decision 0190).
+   */
+  async busy(sandbox: Sandbox): Promise<boolean> {
+    const id = sandbox.id;
+    const status = await this.deps.runtime.inspectWorkload(id);
+    if (status.state !== "running" || !status.address) return false;
+    const activity = await ExecdClient.at(this, id, status.address)
+      .activity(AbortSignal.timeout(5000))
+      .catch(() => undefined);
+    const busy =
+      activity !== undefined &&
+      (activity.requests > 0 || (sandbox.lifecycle.processesKeepAwake && activity.running > 0));
+    if (busy) {
+      this.activity.forget(id);
+      this.activity.used(sandbox);
+    }
+    return busy;
   }
 
   private rememberAddress(id: string, host: string, since: string): void {
@@ -546,6 +718,8 @@ export class SandboxService implements SandboxOperations {
     if (!sandbox) return;
     const state = sandbox.status.state;
     if (state !== "Running" && state !== "Paused" && state !== "Pausing" && state !== "Resuming") return;
+    // Stopped on purpose: a sandbox going to (or sleeping on) disk, or being started from there.
+    if (sandbox.pause?.to === "disk" && !exit.oomKilled) return;
     const reason = exit.oomKilled ? "oom_killed" : "container_exited";
     const message = exit.oomKilled
       ? "the sandbox exceeded its memory limit and was killed"
@@ -559,6 +733,18 @@ export class SandboxService implements SandboxOperations {
 
 /** How long `exitCause` waits for the engine to see a sandbox whose execd went silent end. */
 const exitSettleMs = 10_000;
+
+/** Why a sandbox that is not Running cannot serve a call. */
+function cannotServe(sandbox: Sandbox): PaddockError {
+  const state = sandbox.status.state;
+  return (
+    failureOf(sandbox) ??
+    new PaddockError(
+      Errors.invalidStateTransition,
+      `sandbox ${sandbox.id} is ${state}; it answers only while Running${state === "Paused" ? " (resume it first, or create it with lifecycle.autoResume)" : ""}`,
+    )
+  );
+}
 
 /** The error that tells a caller why a Failed sandbox cannot serve them; undefined otherwise. */
 function failureOf(sandbox: Sandbox): PaddockError | undefined {
@@ -588,5 +774,6 @@ export function adoptionRecord(sandbox: Sandbox): Partial<Sandbox> {
     secureAccess: sandbox.secureAccess,
     createdAt: sandbox.createdAt,
     ...(sandbox.expiresAt ? { expiresAt: sandbox.expiresAt } : {}),
+    lifecycle: sandbox.lifecycle,
   };
 }

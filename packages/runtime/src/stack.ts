@@ -6,7 +6,7 @@ import { DockerRuntime } from "./docker/docker-runtime.js";
 import { KubernetesRuntime } from "./kubernetes/kubernetes-runtime.js";
 import { LifecycleLog } from "./lifecycle-log.js";
 import { WarmPools } from "./pool.js";
-import { ExpiryReaper } from "./reaper.js";
+import { LifecycleReaper } from "./reaper.js";
 import { Reconciler } from "./reconciler.js";
 import type { Runtime } from "./runtime.js";
 import { SandboxChanges } from "./sandbox-changes.js";
@@ -17,11 +17,15 @@ import { SnapshotService } from "./snapshot-service.js";
 import { loadTemplates, type Template } from "./templates.js";
 import { UsageLedger } from "./usage-ledger.js";
 import { UsageMeter } from "./usage-meter.js";
+import { VolumeRepository } from "./volume-repository.js";
+import { VolumeService } from "./volume-service.js";
 
 export interface RuntimeStack {
   runtime: Runtime;
   sandboxes: SandboxService;
   snapshots: SnapshotService;
+  /** The volume registry (decision 0192). */
+  volumes: VolumeService;
   pools: WarmPools;
   templates: Map<string, Template>;
   database: DatabaseHandle;
@@ -74,9 +78,19 @@ export async function openRuntimeStack(
     leases.lease("usage-checkpoints"),
   );
   const changes = new SandboxChanges(broadcasts, logger);
+  const volumes = new VolumeService({
+    repository: new VolumeRepository(database.db),
+    storage: runtime instanceof DockerRuntime ? runtime.volumeStorage() : undefined,
+    config: config.volumes,
+    logger,
+  });
   const sandboxRepository = new SandboxRepository(
     database.db,
-    meter.stateChanged,
+    async (sandboxId, state) => {
+      await meter.stateChanged(sandboxId, state);
+      // A removed sandbox's row is gone: its volumes are free, and those made to go with it go.
+      if (state === "Terminated") await volumes.sandboxRemoved(sandboxId);
+    },
     leases.replica,
     changes.publish,
   );
@@ -93,6 +107,7 @@ export async function openRuntimeStack(
     secretKey,
     templates,
     changes,
+    volumes,
     track,
   });
   const snapshots = new SnapshotService({
@@ -130,13 +145,16 @@ export async function openRuntimeStack(
     lease: leases.lease("pool-refills"),
   });
   sandboxes.usePools(pools);
-  const reaper = new ExpiryReaper(
+  const reaper = new LifecycleReaper(
     sandboxRepository,
     sandboxes,
     leases.lease("expiry"),
     logger,
+    config.runtime.disk_pause_after_seconds * 1000,
     options.reaperIntervalMs,
   );
+  // Volumes are mounted again before any sandbox that mounts them can be created or adopted.
+  await volumes.remount();
   await leases.start();
   await broadcasts.start();
   await meter.recover((await leases.liveReplicas()).size > 1);
@@ -150,6 +168,7 @@ export async function openRuntimeStack(
     runtime,
     sandboxes,
     snapshots,
+    volumes,
     pools,
     templates,
     database,

@@ -19,10 +19,10 @@ describe("sandbox state machine", () => {
   });
 
   test("refuses moves that skip or reverse the lifecycle with a 409", () => {
-    expect(canTransition("Paused", "Pausing")).toBe(false);
+    expect(canTransition("Stopping", "Pausing")).toBe(false);
     expect(canTransition("Running", "Resuming")).toBe(false);
-    expect(() => assertTransition("Paused", "Pausing", "pause")).toThrowError(
-      /cannot pause a sandbox that is Paused/,
+    expect(() => assertTransition("Failed", "Pausing", "pause")).toThrowError(
+      /cannot pause a sandbox that is Failed/,
     );
     try {
       assertTransition("Terminated", "Running", "resume");
@@ -53,6 +53,7 @@ describe("sandbox state machine", () => {
       "Pausing>Paused",
       "Pausing>Stopping",
       "Pausing>Failed",
+      "Paused>Pausing",
       "Paused>Resuming",
       "Paused>Stopping",
       "Paused>Failed",

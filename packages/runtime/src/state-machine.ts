@@ -11,7 +11,8 @@ const transitions: Record<SandboxState, readonly SandboxState[]> = {
   Pending: ["Running", "Stopping", "Failed"],
   Running: ["Pausing", "Stopping", "Failed"],
   Pausing: ["Paused", "Running", "Stopping", "Failed"],
-  Paused: ["Resuming", "Stopping", "Failed"],
+  // Paused → Pausing: a sandbox paused in memory moving to disk (decision 0190).
+  Paused: ["Resuming", "Pausing", "Stopping", "Failed"],
   Resuming: ["Running", "Paused", "Stopping", "Failed"],
   Stopping: ["Terminated", "Failed"],
   Terminated: [],

@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DiskQuotas } from "../src/docker/disk-quota.js";
 import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing/index.js";
@@ -9,6 +9,11 @@ import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
 const mebibyte = 2 ** 20;
+/** The host's loop devices whose backing file is `path` (deleted or not). */
+const loopDevicesOf = (path: string) =>
+  execFileSync("losetup", ["--list", "--noheadings", "--output", "NAME,BACK-FILE"], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes(` ${path}`));
 
 describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (secure) => {
   let t: TestStack;
@@ -30,8 +35,17 @@ describe.each(["gvisor", "runc"] as const)("per-sandbox disk quota under %s", (s
     expect(fill.output).not.toContain("exit=0");
     expect(hostBytes(sandbox.id)).toBeLessThanOrEqual(48 * mebibyte);
     expect((await t.stack.sandboxes.get(sandbox.id)).status.state).toBe("Running");
+    expect(loopDevicesOf(diskImage(sandbox.id))).toHaveLength(1);
+    // The quota's filesystem took the layer directory's place with the engine's files only.
+    const upper = execFileSync("docker", ["inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", sandbox.id], {
+      encoding: "utf8",
+    }).trim();
+    expect(readdirSync(dirname(upper))).toEqual(expect.arrayContaining(["diff", "link", "lower", "work"]));
+    expect(readdirSync(dirname(upper))).not.toContain("lost+found");
     await t.stack.sandboxes.delete(sandbox.id);
     expect(existsSync(diskImage(sandbox.id))).toBe(false);
+    // The loop device went with the engine's unmount: none is left bound to the deleted image.
+    expect(loopDevicesOf(diskImage(sandbox.id))).toEqual([]);
   });
 
   test("resourceLimits.ephemeral-storage sets the quota; a bad one is a 400", async () => {

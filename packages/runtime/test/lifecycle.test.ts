@@ -176,6 +176,7 @@ describe.each(["sqlite", "postgres"] as const)("sandbox lifecycle on %s under gV
     expect(await volumeExists(volume)).toBe(false);
     // Even a volume that would outlive a working sandbox goes when its create fails.
     expect(await volumeExists(`${volume}-kept`)).toBe(false);
+    expect(await t.stack.volumes.list()).toEqual([]);
     const leftovers = await testDocker.listContainers({
       all: true,
       filters: { label: [`paddock.instance=${t.config.server.instance}`] },

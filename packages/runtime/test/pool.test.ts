@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXECD_OUTPUT_FRAMING_HEADER, EXECD_PORT, EXECD_TOKEN_HEADER, SseParser } from "@paddock/common";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing/index.js";
+import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../src/testing/index.js";
 
 /** Runs a command through the sandbox's execd and returns its stdout, byte for byte (chunk framing). */
 async function execdRun(t: TestStack, id: string, command: string): Promise<string> {
@@ -75,6 +75,27 @@ describe("warm pools", () => {
     expect((await t.stack.sandboxes.list({ owner: "acct-1" })).items.map((s) => s.id)).toEqual([sandbox.id]);
     // The pool refills behind the claim.
     await expect.poll(() => t.stack.pools.readyCount("warm"), { timeout: 60_000 }).toBe(2);
+  });
+
+  test("a claimed sandbox takes the caller's lifecycle and extensions, not the warm sandbox's", async () => {
+    await expect.poll(() => t.stack.pools.readyCount("warm"), { timeout: 60_000 }).toBe(2);
+    const before = Date.now();
+    const sandbox = await t.stack.sandboxes.create({
+      template: "warm",
+      timeout: 120,
+      lifecycle: { idleTimeout: 300, onTimeout: "pause", autoResume: false },
+      extensions: { "storage.id": "x1" },
+    });
+    // Served by the pool: its container was there before the create.
+    expect(Date.parse((await testDocker.getContainer(sandbox.id).inspect()).Created)).toBeLessThan(before);
+    expect(sandbox.lifecycle).toMatchObject({
+      idleTimeout: 300,
+      onTimeout: "pause",
+      autoResume: false,
+      timeout: 120,
+    });
+    expect(sandbox.extensions).toEqual({ "storage.id": "x1" });
+    expect(Date.parse(sandbox.idleAt ?? "")).toBeGreaterThanOrEqual(before + 299_000);
   });
 
   test("a create the pool could serve passes the same checks as a cold one", async () => {

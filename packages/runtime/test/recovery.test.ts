@@ -220,6 +220,59 @@ describe("the reconciler", () => {
     }
   });
 
+  test("a server stopped on a sandbox's way to or from disk leaves it asleep on disk, its files kept", async () => {
+    const first = await openTestStack({ secure: "runc" });
+    const spec = { image: { uri: "paddock/base:bookworm" }, entrypoint: ["sleep", "infinity"] };
+    const sandboxes = first.stack.sandboxes;
+    const [asleep, goingDown, comingUp] = [
+      await sandboxes.create(spec),
+      await sandboxes.create(spec),
+      await sandboxes.create(spec),
+    ];
+    const ids = [asleep.id, goingDown.id, comingUp.id];
+    const db = first.stack.database.db;
+    let second: RuntimeStack | undefined;
+    try {
+      for (const id of ids) await bashIn(id, "echo kept > /root/kept.txt");
+      for (const id of [asleep.id, comingUp.id]) await sandboxes.pause(id, undefined, { to: "disk" });
+      for (const id of [asleep.id, comingUp.id])
+        await expect
+          .poll(async () => (await sandboxes.get(id)).status.state, { timeout: 30_000 })
+          .toBe("Paused");
+      // As a server killed mid-move leaves them: one recorded on its way down with its container
+      // already stopped, one recorded on its way up whose container never started.
+      await db
+        .updateTable("sandboxes")
+        .set({ state: "Pausing", paused_to: "disk", memory_preserved: 0 })
+        .where("id", "=", goingDown.id)
+        .execute();
+      await testDocker.getContainer(goingDown.id).stop({ t: 1 });
+      await db.updateTable("sandboxes").set({ state: "Resuming" }).where("id", "=", comingUp.id).execute();
+      await first.stack.close();
+
+      second = await openRuntimeStack(first.config, createLogger({ level: "error" }));
+      for (const id of ids) {
+        const sandbox = await second.sandboxes.get(id);
+        expect([sandbox.status.state, sandbox.pause]).toEqual([
+          "Paused",
+          { to: "disk", memoryPreserved: false },
+        ]);
+      }
+      for (const id of ids) {
+        expect((await second.sandboxes.wake(id)).status.state).toBe("Running");
+        expect((await bashIn(id, "cat /root/kept.txt")).output).toBe("kept\n");
+      }
+    } finally {
+      await second?.close();
+      for (const id of ids)
+        await testDocker
+          .getContainer(id)
+          .remove({ force: true })
+          .catch(() => undefined);
+      await first.dispose().catch(() => undefined);
+    }
+  });
+
   test("a sandbox killed for memory while no server watched is Failed for memory, as if one had", async () => {
     const first = await openTestStack({ secure: "runc" });
     const sandbox = await first.stack.sandboxes.create({

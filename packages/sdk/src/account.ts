@@ -6,8 +6,9 @@ import { type ConnectionOptions, Transport } from "./transport.js";
 import type { Account, ApiKey, ApiKeyWithSecret, Session } from "./types.js";
 import { encodePart } from "./url.js";
 import { Usage } from "./usage.js";
+import { Volumes } from "./volumes.js";
 
-/** Sign-up, log-in, API keys, secrets, memory and usage. */
+/** Sign-up, log-in, API keys, secrets, memory, volumes and usage. */
 export class Paddock {
   private readonly transport: Transport;
   /** Works with a session, an unscoped key or a key scoped to `secrets`. */
@@ -20,6 +21,8 @@ export class Paddock {
   readonly billing: Billing;
   /** Bring-your-own-key payments; a session or an unscoped key (agents use `PaymentOperations.forAgent`). */
   readonly payments: Payments;
+  /** The account's volumes; works with a session, an unscoped key or a key scoped to `sandboxes`. */
+  readonly volumes: Volumes;
 
   constructor(options: ConnectionOptions = {}) {
     this.transport = new Transport(options);
@@ -28,6 +31,7 @@ export class Paddock {
     this.usage = new Usage(this.transport);
     this.billing = new Billing(this.transport);
     this.payments = new Payments(this.transport);
+    this.volumes = new Volumes(this.transport);
   }
 
   static async signup(email: string, password: string, options: ConnectionOptions = {}): Promise<Account> {

@@ -17,3 +17,4 @@ export {
 } from "./transport.js";
 export type * from "./types.js";
 export { Usage } from "./usage.js";
+export { Volumes } from "./volumes.js";

@@ -7,11 +7,15 @@ import { type ConnectionOptions, type RequestOptions, Transport } from "./transp
 import type {
   CodeResult,
   CreateSandboxOptions,
+  LifecycleOptions,
   NetworkPolicyOptions,
+  PauseOptions,
   SandboxInfo,
+  SandboxLifecycle,
   SandboxList,
   SandboxMetrics,
   Template,
+  VolumeMountOptions,
 } from "./types.js";
 import { encodePart, queryOf } from "./url.js";
 
@@ -19,8 +23,19 @@ export interface CreateOptions extends ConnectionOptions {
   template?: string;
   env?: Record<string, string>;
   metadata?: Record<string, string>;
-  /** Lifetime in seconds; omit for a sandbox that does not expire. */
+  /**
+   * Lifetime in seconds, after which `lifecycle.onTimeout` applies (default: deleted); omit for
+   * a sandbox that does not expire (it still pauses when idle).
+   */
   timeoutSeconds?: number;
+  /**
+   * What happens at the timeout (`onTimeout: "kill" | "pause"`), after how many idle seconds it
+   * pauses (`idleTimeout`, null: never), whether a running process counts as use
+   * (`processesKeepAwake`), whether a call on it while paused resumes it (`autoResume`), and how
+   * long it may stay paused before it is deleted (`maxPaused`). `idleTimeout` and `maxPaused` left
+   * out are the plan's (`client.usage.get()` → `plan.lifecycle`).
+   */
+  lifecycle?: LifecycleOptions;
   /**
    * Outbound policy enforced by an egress sidecar (servers whose secure runtime has a NAT
    * table: runc or Kata, not gVisor).
@@ -32,6 +47,8 @@ export interface CreateOptions extends ConnectionOptions {
    * through this client.
    */
   secrets?: string[] | Record<string, string>;
+  /** The account's volumes to mount: `[{ volume: "data", mountPath: "/data", readOnly?, subPath? }]`. */
+  volumes?: VolumeMountOptions[];
 }
 
 /** A sandbox of the account the API key belongs to. */
@@ -72,6 +89,33 @@ export class Sandbox {
     return this.info.expiresAt;
   }
 
+  /** Its lifecycle as it applies: the create's choices, the plan's defaults for the rest. */
+  get lifecycle(): SandboxLifecycle {
+    return this.info.lifecycle;
+  }
+
+  /** Where it sleeps while paused: `memory`, `disk`, or null when it is not paused. */
+  get pausedTo(): "memory" | "disk" | null {
+    return this.info.pausedTo;
+  }
+
+  /**
+   * Paused to disk: true when a resume brings back its processes and memory, false when only its
+   * filesystem (processes start again). Null unless paused to disk.
+   */
+  get memoryPreserved(): boolean | null {
+    return this.info.memoryPreserved;
+  }
+
+  /** When it pauses for want of use unless used before; null: never (or not running). */
+  get idleAt(): string | null {
+    return this.info.idleAt;
+  }
+
+  get lastActivityAt(): string | null {
+    return this.info.lastActivityAt;
+  }
+
   /** The sandbox as the API last returned it (`JSON.stringify(sandbox)` prints this). */
   toJSON(): SandboxInfo {
     return this.info;
@@ -86,6 +130,8 @@ export class Sandbox {
       ...(options.metadata ? { metadata: options.metadata } : {}),
       ...(options.networkPolicy ? { networkPolicy: options.networkPolicy } : {}),
       ...(options.secrets ? { secrets: secretInjection(options.secrets) } : {}),
+      ...(options.volumes ? { volumes: options.volumes } : {}),
+      ...(options.lifecycle ? { lifecycle: options.lifecycle } : {}),
     };
     return new Sandbox(transport, await transport.json<SandboxInfo>("POST", "/sandboxes", body));
   }
@@ -131,10 +177,16 @@ export class Sandbox {
     return this;
   }
 
-  async pause(): Promise<void> {
-    this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/pause`);
+  /**
+   * Pauses it in the background (`state` Pausing, then Paused): in memory by default, or
+   * `{ to: "disk" }` off the host's memory (also for one already paused in memory).
+   */
+  async pause(options: PauseOptions = {}): Promise<void> {
+    const body = options.to ? { to: options.to } : undefined;
+    this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/pause`, body);
   }
 
+  /** Resumes it in the background; a call that needs it (a command, a file) also resumes it unless `autoResume` is off. */
   async resume(): Promise<void> {
     this.info = await this.transport.json<SandboxInfo>("POST", `/sandboxes/${this.id}/resume`);
   }

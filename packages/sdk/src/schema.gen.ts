@@ -1010,6 +1010,30 @@ export interface paths {
                                 createdAt: string;
                                 expiresAt: string | null;
                                 reason?: string;
+                                lifecycle: {
+                                    /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                    onTimeout: "kill" | "pause";
+                                    /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                    idleTimeout: number | null;
+                                    /** @description A command, code execution or terminal that still runs counts as use. */
+                                    processesKeepAwake: boolean;
+                                    /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                    autoResume: boolean;
+                                    /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                    keepMemory: boolean;
+                                    /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                    maxPaused: number | null;
+                                };
+                                /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                                pausedTo: "memory" | "disk" | null;
+                                /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                                memoryPreserved: boolean | null;
+                                /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                                lastActivityAt: string | null;
+                                /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                                idleAt: string | null;
+                                /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                                pausedUntil: string | null;
                             }[];
                             pagination: {
                                 page: number;
@@ -1096,8 +1120,22 @@ export interface paths {
                     "application/json": {
                         /** @default python */
                         template: string;
-                        /** @description Seconds until the sandbox expires; omit for no expiry. */
+                        /** @description Seconds until `lifecycle.onTimeout` applies (default: the sandbox is deleted); omit for no expiry. Without use it still pauses after `lifecycle.idleTimeout`. */
                         timeout?: number;
+                        lifecycle?: {
+                            /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                            onTimeout?: "kill" | "pause";
+                            /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                            idleTimeout?: number | null;
+                            /** @description A command, code execution or terminal that still runs counts as use. */
+                            processesKeepAwake?: boolean;
+                            /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                            autoResume?: boolean;
+                            /** @description A pause to disk keeps processes and memory where the runtime can. */
+                            keepMemory?: boolean;
+                            /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                            maxPaused?: number | null;
+                        };
                         env?: {
                             [key: string]: string;
                         };
@@ -1117,6 +1155,17 @@ export interface paths {
                         secrets?: {
                             [key: string]: string;
                         };
+                        /** @description Volumes mounted into the sandbox; files on them outlive it. */
+                        volumes?: {
+                            /** @description The name of one of the account's volumes. */
+                            volume: string;
+                            /** @description Absolute path in the sandbox, not / itself. */
+                            mountPath: string;
+                            /** @description Read-only by the host's enforcement: the sandbox cannot remount it. */
+                            readOnly?: boolean;
+                            /** @description A directory inside the volume to mount instead of its root; made when missing. */
+                            subPath?: string;
+                        }[];
                     };
                 };
             };
@@ -1137,6 +1186,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -1266,6 +1339,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -1427,6 +1524,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /** @description Pauses the sandbox in the background (Pausing, then Paused). No body: in memory. `{"to": "disk"}` also moves a sandbox paused in memory to disk. */
         post: {
             parameters: {
                 query?: never;
@@ -1436,7 +1534,14 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody?: {
+                content: {
+                    "application/json": {
+                        /** @description `memory` (the default): frozen in place; `disk`: off the host's memory at once (see `memoryPreserved`). */
+                        to?: "memory" | "disk";
+                    };
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -1454,6 +1559,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -1561,6 +1690,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -1687,6 +1840,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -1804,6 +1981,30 @@ export interface paths {
                             createdAt: string;
                             expiresAt: string | null;
                             reason?: string;
+                            lifecycle: {
+                                /** @description What happens when `timeout` passes: `kill` deletes the sandbox, `pause` pauses it (a resume gives it the same timeout again, from then). */
+                                onTimeout: "kill" | "pause";
+                                /** @description Seconds without use after which the sandbox pauses; null: never. Omitted on create: the plan's (`GET /usage`, `plan.lifecycle`). */
+                                idleTimeout: number | null;
+                                /** @description A command, code execution or terminal that still runs counts as use. */
+                                processesKeepAwake: boolean;
+                                /** @description A call that needs the sandbox running (a command, a file, an endpoint) resumes it first. */
+                                autoResume: boolean;
+                                /** @description A pause to disk keeps processes and memory where the runtime can. */
+                                keepMemory: boolean;
+                                /** @description Seconds the sandbox may stay paused before it is deleted; null: kept. Omitted on create: the plan's. */
+                                maxPaused: number | null;
+                            };
+                            /** @description Where a paused sandbox sleeps (also while Pausing there): `memory` (frozen in place; wakes in milliseconds) or `disk` (off the host's memory). Null unless paused. */
+                            pausedTo: "memory" | "disk" | null;
+                            /** @description On disk: true when a resume brings back processes and memory, false when only the filesystem (processes start again). Null unless paused to disk. */
+                            memoryPreserved: boolean | null;
+                            /** @description The last time a call reached the sandbox through this server (written at most every few seconds). */
+                            lastActivityAt: string | null;
+                            /** @description When it pauses for want of use unless used before; null: it never idles out (or is not running). */
+                            idleAt: string | null;
+                            /** @description When it is deleted if still paused (`lifecycle.maxPaused`); null: kept. */
+                            pausedUntil: string | null;
                         };
                     };
                 };
@@ -2108,6 +2309,384 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                name: string;
+                                sizeBytes: number;
+                                createdAt: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** @description Creates an empty volume of the given size, to mount into any number of sandboxes. */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description 1 to 63 letters, digits, `_` and `-`; unique in the account. */
+                        name: string;
+                        /** @description Most bytes the volume holds, like "1Gi"; from 16Mi to the operator's `[volumes] max_size`, default `[volumes] default_size`. Counts against the plan's disk. */
+                        size?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            sizeBytes: number;
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/volumes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            sizeBytes: number;
+                            createdAt: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** @description Deletes the volume and its files; 409 `volume_in_use` while a sandbox that exists mounts it. */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -5185,7 +5764,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Sandbox minutes used in the current calendar month (UTC), against what the account's plan includes. */
+        /** @description Sandbox minutes used in the current calendar month (UTC), against what the account's plan includes; the plan's default idle policy; resumes. */
         get: {
             parameters: {
                 query?: never;
@@ -5213,6 +5792,13 @@ export interface paths {
                             plan: {
                                 id: string;
                                 name: string;
+                                /** @description The plan's default idle policy: what a create gets for `lifecycle.idleTimeout` and `lifecycle.maxPaused` when it leaves them out. */
+                                lifecycle: {
+                                    /** @description Seconds without use after which a sandbox pauses; null: never. */
+                                    idleTimeout: number | null;
+                                    /** @description Seconds a sandbox may stay paused before it is deleted; null: kept. */
+                                    maxPaused: number | null;
+                                };
                             };
                             /** @description Sandbox minutes used this period: time spent Running, summed over sandboxes. */
                             usedMinutes: number;
@@ -5224,6 +5810,8 @@ export interface paths {
                             limitReached: boolean;
                             /** @description Sandboxes whose time is being counted now. */
                             runningSandboxes: number;
+                            /** @description Resumes of the account's sandboxes this period, asked (POST /sandboxes/{id}/resume) or on use; paused time is not counted in usedMinutes. */
+                            resumes: number;
                             /** @description Every day of the period from its first to today (UTC), days without use included; they add up to usedMinutes. */
                             days: {
                                 /** @description A day of the period (UTC), `YYYY-MM-DD`. */

@@ -26,6 +26,11 @@ export type RequestOf<
 export type SandboxInfo = ResponseOf<"/sandboxes/{id}", "get", 200>;
 export type SandboxList = ResponseOf<"/sandboxes", "get", 200>;
 export type CreateSandboxOptions = RequestOf<"/sandboxes", "post">;
+/** What happens at the timeout, when idle, and on use while paused, as it applies to a sandbox. */
+export type SandboxLifecycle = SandboxInfo["lifecycle"];
+/** The lifecycle a create asks for; what it leaves out of `idleTimeout`/`maxPaused` is the plan's. */
+export type LifecycleOptions = NonNullable<CreateSandboxOptions["lifecycle"]>;
+export type PauseOptions = RequestOf<"/sandboxes/{id}/pause", "post">;
 export type CommandResult = ResponseOf<"/sandboxes/{id}/run", "post", 200>;
 export type FileInfo = ResponseOf<"/sandboxes/{id}/files/list", "get", 200>["items"][number];
 export type CodeResult = ResponseOf<"/sandboxes/{id}/code", "post", 200>;
@@ -40,11 +45,15 @@ export type EnforcedNetworkPolicy = ResponseOf<"/sandboxes/{id}/network-policy",
 export type NetworkRule = EnforcedNetworkPolicy["policy"]["egress"][number];
 export type NetworkPolicyOptions = NonNullable<CreateSandboxOptions["networkPolicy"]>;
 export type SecretInfo = ResponseOf<"/secrets", "get", 200>["items"][number];
+export type VolumeInfo = ResponseOf<"/volumes/{id}", "get", 200>;
+export type VolumeMountOptions = NonNullable<CreateSandboxOptions["volumes"]>[number];
 export type MemoryEntry = ResponseOf<"/memory", "post", 201>;
 export type MemoryList = ResponseOf<"/memory", "get", 200>;
 export type MemorySearchHit = ResponseOf<"/memory/search", "get", 200>["items"][number];
 export type UsageSummary = ResponseOf<"/usage", "get", 200>;
 export type UsageDay = UsageSummary["days"][number];
+/** The plan's default idle policy: what a create leaving out `idleTimeout`/`maxPaused` gets. */
+export type PlanLifecycle = UsageSummary["plan"]["lifecycle"];
 export type SandboxUsageList = ResponseOf<"/usage/sandboxes", "get", 200>;
 export type SandboxUsage = SandboxUsageList["items"][number];
 export type PlanList = ResponseOf<"/billing/plans", "get", 200>;

@@ -178,6 +178,41 @@ describe("the TypeScript SDK against a running Paddock", () => {
     expect(gone).toMatchObject({ code: "sandbox_not_found", status: 404 });
   });
 
+  test("sleep and wake: a lifecycle on create, the plan's defaults, a pause to disk and a command that wakes it", async () => {
+    const { client } = await Paddock.login("sdk@example.com", "correct horse battery", { baseUrl: t.url });
+    const { plan } = await client.usage.get();
+    expect(plan.lifecycle).toEqual({ idleTimeout: 900, maxPaused: 30 * 86_400 });
+    const sleeper = await Sandbox.create({
+      ...connection(),
+      template: "python",
+      timeoutSeconds: 600,
+      lifecycle: { onTimeout: "pause", processesKeepAwake: false, maxPaused: null },
+    });
+    expect(sleeper.lifecycle).toEqual({
+      onTimeout: "pause",
+      idleTimeout: plan.lifecycle.idleTimeout,
+      processesKeepAwake: false,
+      autoResume: true,
+      keepMemory: true,
+      maxPaused: null,
+    });
+    expect(sleeper.pausedTo).toBeNull();
+    expect(Date.parse(sleeper.idleAt ?? "")).toBeGreaterThan(Date.now());
+    await sleeper.commands.run("echo kept > /root/note");
+    await sleeper.pause({ to: "disk" });
+    expect(sleeper.pausedTo).toBe("disk");
+    await expect.poll(async () => (await sleeper.refresh()).state, { timeout: 60_000 }).toBe("Paused");
+    expect(typeof sleeper.memoryPreserved).toBe("boolean");
+    const { resumes } = await client.usage.get();
+    expect((await sleeper.commands.run("cat /root/note")).stdout).toBe("kept\n");
+    await sleeper.refresh();
+    expect(sleeper.state).toBe("Running");
+    expect(sleeper.pausedTo).toBeNull();
+    expect(sleeper.memoryPreserved).toBeNull();
+    expect((await client.usage.get()).resumes).toBe(resumes + 1);
+    await sleeper.kill();
+  });
+
   test("keys and errors: scoped keys are refused where they do not apply; bad keys are typed", async () => {
     const { client } = await Paddock.login("sdk@example.com", "correct horse battery", { baseUrl: t.url });
     const scoped = await client.keys.create({ scope: "memory" });
@@ -193,5 +228,31 @@ describe("the TypeScript SDK against a running Paddock", () => {
     );
     await client.logout();
     await expect(client.me()).rejects.toMatchObject({ code: "unauthorized" });
+  });
+
+  test("volumes: create, mount into sandboxes, refused while mounted, delete", async () => {
+    const paddock = new Paddock(connection());
+    const volume = await paddock.volumes.create("sdk-data", { size: "32Mi" });
+    expect(volume).toMatchObject({ name: "sdk-data", sizeBytes: 32 * 2 ** 20 });
+    expect((await paddock.volumes.list()).map((listed) => listed.id)).toEqual([volume.id]);
+    const writer = await Sandbox.create({
+      ...connection(),
+      volumes: [{ volume: "sdk-data", mountPath: "/data" }],
+    });
+    await writer.commands.run("echo kept > /data/kept.txt");
+    await expect(paddock.volumes.delete(volume.id)).rejects.toMatchObject({
+      code: "volume_in_use",
+      status: 409,
+    });
+    await writer.kill();
+    const reader = await Sandbox.create({
+      ...connection(),
+      volumes: [{ volume: "sdk-data", mountPath: "/data", readOnly: true }],
+    });
+    expect((await reader.commands.run("cat /data/kept.txt")).stdout).toBe("kept\n");
+    await reader.kill();
+    await paddock.volumes.delete(volume.id);
+    await expect(paddock.volumes.get(volume.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(paddock.volumes.create("bad name")).rejects.toMatchObject({ code: "invalid_volume_name" });
   });
 });

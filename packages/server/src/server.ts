@@ -112,6 +112,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       await app.register(controlPlane, {
         db: stack.database.db,
         sandboxes: stack.sandboxes,
+        volumes: stack.volumes,
         templates: stack.templates,
         secretKey: stack.secretKey,
         publicUrl: () => url,

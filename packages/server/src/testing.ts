@@ -86,6 +86,9 @@ export async function startTestServer(
       await server.stack.pools.stop({ drain: true });
       const { items } = await server.stack.sandboxes.list({ pageSize: 10_000 });
       await Promise.allSettled(items.map((sandbox) => server.stack.sandboxes.delete(sandbox.id)));
+      // Volumes are mounted under the data dir: unmounted before it is removed.
+      for (const volume of await server.stack.volumes.list())
+        await server.stack.volumes.delete(volume.id).catch(() => undefined);
       const capturing = await deleteSnapshots(server.stack);
       await server.close();
       await database.drop();

@@ -46,9 +46,11 @@ from .models import (
     InvoiceItem,
     InvoiceLine,
     InvoiceList,
+    Lifecycle,
     MemoryEntry,
     MemoryList,
     MemorySearchHit,
+    NEVER,
     NetworkPolicyOptions,
     NetworkRule,
     Pagination,
@@ -60,6 +62,7 @@ from .models import (
     PlanList,
     PlanRef,
     SandboxInfo,
+    SandboxLifecycle,
     SandboxList,
     SandboxMetrics,
     SandboxUsage,
@@ -74,6 +77,8 @@ from .models import (
     UsageDay,
     UsagePeriod,
     UsageSummary,
+    VolumeInfo,
+    VolumeMount,
     WriteResult,
 )
 from .network_policy import NetworkPolicy
@@ -91,6 +96,7 @@ from .payments import (
 from .sandbox import AsyncSandbox, Sandbox
 from .secrets import Secrets
 from .usage import Usage
+from .volumes import Volumes
 
 __version__ = "0.1.0"
 
@@ -139,11 +145,13 @@ __all__ = [
     "InvoiceList",
     "Invoices",
     "Keys",
+    "Lifecycle",
     "Login",
     "Memory",
     "MemoryEntry",
     "MemoryList",
     "MemorySearchHit",
+    "NEVER",
     "NetworkPolicy",
     "NetworkPolicyOptions",
     "NetworkRule",
@@ -165,6 +173,7 @@ __all__ = [
     "RateLimitError",
     "Sandbox",
     "SandboxInfo",
+    "SandboxLifecycle",
     "SandboxList",
     "SandboxMetrics",
     "SandboxUsage",
@@ -184,5 +193,8 @@ __all__ = [
     "UsageLimitError",
     "UsagePeriod",
     "UsageSummary",
+    "VolumeInfo",
+    "VolumeMount",
+    "Volumes",
     "WriteResult",
 ]

@@ -18,6 +18,7 @@ from .models import Account, ApiKey, ApiKeyWithSecret, KeyScope, Session
 from .payments import Payments
 from .secrets import Secrets
 from .usage import Usage
+from .volumes import Volumes
 
 
 class Keys(Resource[TransportT]):
@@ -71,6 +72,8 @@ class PaddockBase(Resource[TransportT]):
         """Works with a session or an unscoped key only."""
         self.billing = Billing(transport)
         self.payments = Payments(transport)
+        self.volumes = Volumes(transport)
+        """The account's volumes; a session, an unscoped key or a key scoped to ``sandboxes``."""
 
     @endpoint
     def me(self) -> Call[Account]:

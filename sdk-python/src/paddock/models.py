@@ -74,6 +74,41 @@ class ApiKeyWithSecret:
 
 
 @dataclass(frozen=True)
+class SandboxLifecycle:
+    """How a sandbox sleeps and wakes, as the server holds it (decision 0190)."""
+
+    on_timeout: Literal["kill", "pause"]
+    """What its timeout does: delete it, or pause it (a resume sets the same timeout again)."""
+    idle_timeout: int | None
+    """Seconds without use after which it pauses; None: never."""
+    processes_keep_awake: bool
+    """A command, code run or terminal still running counts as use."""
+    auto_resume: bool
+    """A call on it while paused resumes it first."""
+    keep_memory: bool
+    """A pause to disk keeps its processes and memory where the runtime can."""
+    max_paused: int | None
+    """Seconds it may stay paused before it is deleted; None: kept."""
+
+
+NEVER: Literal["never"] = "never"
+"""For ``Lifecycle.idle_timeout`` and ``max_paused``: never, whatever the plan's default."""
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """How a new sandbox sleeps and wakes. A field left None takes the server's default
+    (``idle_timeout`` and ``max_paused``: the account's plan's); ``NEVER`` turns those off."""
+
+    on_timeout: Literal["kill", "pause"] | None = None
+    idle_timeout: int | Literal["never"] | None = None
+    processes_keep_awake: bool | None = None
+    auto_resume: bool | None = None
+    keep_memory: bool | None = None
+    max_paused: int | Literal["never"] | None = None
+
+
+@dataclass(frozen=True)
 class SandboxInfo:
     id: str
     state: str
@@ -82,6 +117,16 @@ class SandboxInfo:
     created_at: str
     expires_at: str | None
     reason: str | None = None
+    lifecycle: SandboxLifecycle | None = None
+    paused_to: Literal["memory", "disk"] | None = None
+    """Where a paused sandbox sleeps: frozen in memory, or on disk, off the host's memory."""
+    memory_preserved: bool | None = None
+    """On disk: True when its processes and memory come back; False when they start again."""
+    last_activity_at: str | None = None
+    idle_at: str | None = None
+    """When it pauses for want of use unless used before; None: it does not idle out."""
+    paused_until: str | None = None
+    """When a paused sandbox is deleted unless resumed before."""
 
 
 @dataclass(frozen=True)
@@ -256,6 +301,27 @@ class SecretInfo:
     name: str
     created_at: str
     updated_at: str
+
+
+@dataclass(frozen=True)
+class VolumeInfo:
+    id: str
+    name: str
+    size_bytes: int
+    created_at: str
+
+
+@dataclass(frozen=True)
+class VolumeMount:
+    """One of the account's volumes, mounted at ``mount_path`` of a new sandbox."""
+
+    volume: str
+    """The volume's name."""
+    mount_path: str
+    read_only: bool = False
+    """Read-only by the host's enforcement: the sandbox cannot remount it."""
+    sub_path: str | None = None
+    """A directory inside the volume to mount instead of its root; made when missing."""
 
 
 @dataclass(frozen=True)

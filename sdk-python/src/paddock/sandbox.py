@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import quote, urlencode
 
 import httpx
@@ -23,7 +23,7 @@ from ._transport import (
     model,
     nothing,
 )
-from ._wire import SseParser, decode, parse, query
+from ._wire import SseParser, camel, decode, parse, query
 from .commands import STREAM_FAILURE_STATUS, Commands
 from .diagnostics import Diagnostics
 from .errors import NotFoundError, ServerError, error_for
@@ -31,12 +31,16 @@ from .files import AsyncFiles, Files
 from .models import (
     CodeContext,
     CodeResult,
+    NEVER,
     Endpoint,
+    Lifecycle,
     NetworkPolicyOptions,
     SandboxInfo,
+    SandboxLifecycle,
     SandboxList,
     SandboxMetrics,
     Template,
+    VolumeMount,
 )
 from .network_policy import NetworkPolicy
 
@@ -80,6 +84,25 @@ class SandboxBase(Resource[TransportT]):
         return self._info.expires_at
 
     @property
+    def lifecycle(self) -> SandboxLifecycle | None:
+        """How it sleeps and wakes (None from a server that does not say)."""
+        return self._info.lifecycle
+
+    @property
+    def paused_to(self) -> str | None:
+        """``memory`` or ``disk`` while paused; None otherwise."""
+        return self._info.paused_to
+
+    @property
+    def memory_preserved(self) -> bool | None:
+        """Paused to disk: whether its processes and memory come back on resume."""
+        return self._info.memory_preserved
+
+    @property
+    def idle_at(self) -> str | None:
+        return self._info.idle_at
+
+    @property
     def info(self) -> SandboxInfo:
         return self._info
 
@@ -98,9 +121,11 @@ class SandboxBase(Resource[TransportT]):
         return self._call("GET")
 
     @endpoint
-    def pause(self) -> Call[None]:
-        """Freezes the sandbox; ``state`` is ``Pausing`` until it is ``Paused``."""
-        return self._call("POST", "/pause")
+    def pause(self, to: Literal["memory", "disk"] = "memory") -> Call[None]:
+        """Pauses the sandbox; ``state`` is ``Pausing`` until it is ``Paused``. ``memory``
+        freezes it in place; ``disk`` takes it off the host's memory (``memory_preserved`` then
+        says whether its processes come back, or start again, on resume)."""
+        return self._call("POST", "/pause", {"to": to} if to != "memory" else None)
 
     @endpoint
     def resume(self) -> Call[None]:
@@ -196,6 +221,8 @@ def _create_call(
     metadata: dict[str, str] | None,
     secrets: SecretNames | None,
     network_policy: NetworkPolicyOptions | None,
+    volumes: Sequence[VolumeMount] | None = None,
+    lifecycle: Lifecycle | None = None,
 ) -> Call[SandboxInfo]:
     body: dict[str, Any] = {"template": template}
     if timeout is not None:
@@ -208,7 +235,28 @@ def _create_call(
         body["secrets"] = secrets if isinstance(secrets, dict) else {name: name for name in secrets}
     if network_policy:
         body["networkPolicy"] = _policy_body(network_policy)
+    if volumes:
+        body["volumes"] = [_mount_body(mount) for mount in volumes]
+    if lifecycle:
+        body["lifecycle"] = _lifecycle_body(lifecycle)
     return Call(Request("POST", "/sandboxes", json=body), model(SandboxInfo))
+
+
+def _lifecycle_body(lifecycle: Lifecycle) -> dict[str, Any]:
+    return {
+        camel(name): None if value == NEVER else value
+        for name, value in asdict(lifecycle).items()
+        if value is not None
+    }
+
+
+def _mount_body(mount: VolumeMount) -> dict[str, Any]:
+    return {
+        "volume": mount.volume,
+        "mountPath": mount.mount_path,
+        **({"readOnly": True} if mount.read_only else {}),
+        **({"subPath": mount.sub_path} if mount.sub_path is not None else {}),
+    }
 
 
 def _policy_body(policy: NetworkPolicyOptions) -> dict[str, Any]:
@@ -260,17 +308,20 @@ class Sandbox(SandboxBase[SyncTransport]):
         metadata: dict[str, str] | None = None,
         secrets: SecretNames | None = None,
         network_policy: NetworkPolicyOptions | None = None,
+        volumes: Sequence[VolumeMount] | None = None,
+        lifecycle: Lifecycle | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         request_timeout: float | None = None,
     ) -> Sandbox:
         """Creates a sandbox from ``template``, running when this returns. ``timeout``: lifetime
         in seconds (None: it does not expire). ``network_policy`` needs a server whose secure
-        runtime can enforce it (runc or Kata, not gVisor). The connection comes from
+        runtime can enforce it (runc or Kata, not gVisor). ``volumes``: the account's volumes to mount.
+        ``lifecycle``: how it sleeps when idle and wakes on use (left out: the plan's defaults). The connection comes from
         ``api_key``/``base_url`` or PADDOCK_API_KEY/PADDOCK_BASE_URL."""
         transport = SyncTransport(Connection.resolve(api_key, base_url, request_timeout))
         try:
-            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy, volumes, lifecycle)
             info = transport.call(call)
         except BaseException:
             transport.close()
@@ -373,6 +424,8 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         metadata: dict[str, str] | None = None,
         secrets: SecretNames | None = None,
         network_policy: NetworkPolicyOptions | None = None,
+        volumes: Sequence[VolumeMount] | None = None,
+        lifecycle: Lifecycle | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
         request_timeout: float | None = None,
@@ -380,7 +433,7 @@ class AsyncSandbox(SandboxBase[AsyncTransport]):
         """As ``Sandbox.create``."""
         transport = AsyncTransport(Connection.resolve(api_key, base_url, request_timeout))
         try:
-            call = _create_call(template, timeout, env, metadata, secrets, network_policy)
+            call = _create_call(template, timeout, env, metadata, secrets, network_policy, volumes, lifecycle)
             info = await transport.call(call)
         except BaseException:
             await transport.close()

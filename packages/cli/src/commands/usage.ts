@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { Paddock, type UsageSummary } from "paddock";
 import { connectionOf, type GlobalOptions } from "../connection.js";
+import { describeSleep } from "../lifecycle.js";
 import { formatTime, printJson, printRecord } from "../output.js";
 
 const barWidth = 40;
@@ -31,6 +32,8 @@ function printUsage(usage: UsageSummary): void {
     ["minutes", allowance],
     ["remaining", usage.remainingMinutes === null ? "no limit" : `${usage.remainingMinutes.toFixed(1)} min`],
     ["running", `${usage.runningSandboxes} sandbox${usage.runningSandboxes === 1 ? "" : "es"}`],
+    ["resumes", String(usage.resumes)],
+    ["sleep", `${describeSleep(usage.plan.lifecycle)} (the plan's default)`],
   ]);
   if (usage.limitReached)
     console.log("\nThe plan's minutes are used up: creates and resumes are refused until the month ends.");

@@ -1,8 +1,9 @@
 import swagger from "@fastify/swagger";
 import { errorDefinitions } from "@paddock/common";
 import type { Db } from "@paddock/db";
-import type { SandboxOperations } from "@paddock/runtime";
+import type { SandboxOperations, VolumeOperations } from "@paddock/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
+import { optionalBodies } from "./optional-body.js";
 import { controlPlane } from "./plugin.js";
 
 export const openApiInfo = {
@@ -22,6 +23,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ bearer: [] }],
     },
     hideUntagged: true,
+    transformObject: (document) =>
+      "openapiObject" in document ? optionalBodies(document.openapiObject) : document.swaggerObject,
   });
 }
 
@@ -29,10 +32,12 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
 export async function generateOpenApi(): Promise<string> {
   const app = Fastify({ logger: false });
   await registerOpenApi(app);
-  // Generating needs the routes, not their dependencies: nothing here is ever called.
+  // Generating needs the routes, not their dependencies: nothing here is ever called (but the
+  // resume check, registered as the plugin starts).
   await app.register(controlPlane, {
     db: {} as Db,
-    sandboxes: {} as SandboxOperations,
+    sandboxes: { checkResumes: () => undefined } as unknown as SandboxOperations,
+    volumes: {} as VolumeOperations,
     templates: new Map(),
     secretKey: "",
     publicUrl: () => "",

@@ -8,7 +8,7 @@ import {
   installQueryChecks,
   installValidation,
 } from "@paddock/http";
-import { type SandboxOperations, type Template, UsageLedger } from "@paddock/runtime";
+import { type SandboxOperations, type Template, UsageLedger, type VolumeOperations } from "@paddock/runtime";
 import { Billing, type BillingSettings } from "../billing/billing.js";
 import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";
@@ -38,12 +38,15 @@ import { SandboxSecrets } from "../secrets/sandbox-secrets.js";
 import { SecretStore } from "../secrets/secret-store.js";
 import { usageRoutes } from "../usage/routes.js";
 import { defaultUsagePolicy, Usage, type UsagePolicy } from "../usage/usage.js";
+import { volumeRoutes } from "../volumes/routes.js";
 import { authorize } from "./auth-hook.js";
 import { RateCounters } from "./rate-limit.js";
 
 export interface ControlPlaneOptions {
   db: Db;
   sandboxes: SandboxOperations;
+  /** The volume registry (decision 0192). */
+  volumes: VolumeOperations;
   templates: Map<string, Template>;
   secretKey: string;
   /** Base URL clients reach this server at (known once it listens). */
@@ -101,6 +104,13 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   );
   usage.start();
   app.addHook("onClose", () => usage.stop());
+  // A resume on use is refused for an account out of minutes, as an asked one is (402); every
+  // resume let through is counted in the account's usage.
+  options.sandboxes.checkResumes(async (sandbox) => {
+    if (sandbox.owner === null) return;
+    await usage.assertCanRun(sandbox.owner, "resume");
+    await usage.countResume(sandbox.owner);
+  });
   // Routes registered in one explicit list.
   await app.register(authRoutes, { identity });
   await app.register(keyRoutes, { identity });
@@ -112,6 +122,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     usage,
     limits,
   });
+  await app.register(volumeRoutes, { identity, volumes: options.volumes, limits });
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });
@@ -126,7 +137,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(secretRoutes, { identity, secrets });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
-  await app.register(usageRoutes, { identity, usage });
+  await app.register(usageRoutes, { identity, usage, limits });
   await app.register(billingRoutes, {
     identity,
     billing: new Billing({
@@ -160,6 +171,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(e2bApi, {
     prefix: "/e2b",
     sandboxes: options.sandboxes,
+    volumes: options.volumes,
     templates: options.templates,
     secretKey: options.secretKey,
     publicUrl: options.publicUrl,
@@ -167,5 +179,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
     quotaOf: (accountId) => limits.sandboxQuota(accountId),
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
+    // The plan's idle policy, as the control plane's creates get it (0: never).
+    lifecycleDefaults: (accountId) => limits.lifecycleDefaults(accountId),
   });
 };

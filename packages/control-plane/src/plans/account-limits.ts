@@ -6,7 +6,7 @@ import { principalOf } from "../http/auth-hook.js";
 import { clientOf } from "../http/client-address.js";
 import { ControlPlaneErrors } from "../http/errors.js";
 import type { RateCounters, RateHit } from "../http/rate-limit.js";
-import { planLimits, planOfAccount } from "./plans.js";
+import { type PlanLifecycle, planLifecycle, planLimits, planOfAccount } from "./plans.js";
 
 /** What the operator configured: `[plans]` and `[rate_limits]`. */
 export type LimitSettings = Pick<PaddockConfig, "plans" | "rate_limits">;
@@ -34,11 +34,22 @@ export class AccountLimits {
     private readonly settings: LimitSettings,
   ) {}
 
-  /** What the account's plan lets it hold at once, for the runtime to check as it writes. */
+  /** What the account's plan lets it hold at once (sandboxes, volumes, their disk), for the runtime to check as it writes. */
   async sandboxQuota(accountId: string): Promise<SandboxQuota> {
     const plan = await planOfAccount(this.db, accountId);
     const limits = planLimits(this.settings.plans, plan.id);
-    return { plan: plan.name, maxSandboxes: limits.maxSandboxes, maxDiskBytes: limits.maxDiskBytes };
+    return {
+      plan: plan.name,
+      maxSandboxes: limits.maxSandboxes,
+      maxDiskBytes: limits.maxDiskBytes,
+      maxVolumes: limits.maxVolumes,
+    };
+  }
+
+  /** The idle timeout and paused retention a create without its own gets, from the account's plan. */
+  async lifecycleDefaults(accountId: string): Promise<PlanLifecycle> {
+    const plan = await planOfAccount(this.db, accountId);
+    return planLifecycle(this.settings.plans, plan.id);
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {

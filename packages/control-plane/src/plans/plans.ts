@@ -37,6 +37,8 @@ export interface PlanLimits {
   /** Sum of its sandboxes' disk quotas, in bytes; null: no cap. */
   maxDiskBytes: number | null;
   maxApiKeys: number;
+  /** Volumes at once; their sizes count in `maxDiskBytes`. */
+  maxVolumes: number;
 }
 
 /** The limits of a plan as the operator configured them. */
@@ -46,6 +48,26 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
     maxSandboxes: settings[`${plan}_max_sandboxes`],
     maxDiskBytes: disk ? (parseMemoryBytes(disk) ?? null) : null,
     maxApiKeys: settings[`${plan}_max_api_keys`],
+    maxVolumes: settings[`${plan}_max_volumes`],
+  };
+}
+
+/**
+ * What a plan's sandboxes get when their create leaves it out (decision 0193): the pause after
+ * `idleTimeout` seconds without use, and deletion after `maxPaused` seconds paused. Null: never
+ * (the operator's 0).
+ */
+export interface PlanLifecycle {
+  idleTimeout: number | null;
+  maxPaused: number | null;
+}
+
+export function planLifecycle(settings: PaddockConfig["plans"], plan: PlanId): PlanLifecycle {
+  const idle = settings[`${plan}_idle_timeout_seconds`];
+  const days = settings[`${plan}_max_paused_days`];
+  return {
+    idleTimeout: idle > 0 ? Math.max(1, Math.round(idle)) : null,
+    maxPaused: days > 0 ? Math.max(1, Math.round(days * 86_400)) : null,
   };
 }
 

@@ -2,14 +2,16 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { errorResponses } from "../http/error-schemas.js";
 import type { Identity } from "../identity/identity.js";
+import type { AccountLimits } from "../plans/account-limits.js";
 import { SandboxUsageList, SandboxUsageQuery, UsageSummary } from "./schemas.js";
 import type { Usage } from "./usage.js";
 
 /** Usage of the current period: account routes (sessions and unscoped keys only). */
-export const usageRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; usage: Usage }> = async (
-  app,
-  { identity, usage },
-) => {
+export const usageRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  usage: Usage;
+  limits: AccountLimits;
+}> = async (app, { identity, usage, limits }) => {
   app.addHook("onRequest", authenticate(identity, null));
 
   app.get(
@@ -18,11 +20,15 @@ export const usageRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; usage:
       schema: {
         tags: ["usage"],
         description:
-          "Sandbox minutes used in the current calendar month (UTC), against what the account's plan includes.",
+          "Sandbox minutes used in the current calendar month (UTC), against what the account's plan includes; the plan's default idle policy; resumes.",
         response: { 200: UsageSummary, ...errorResponses },
       },
     },
-    async (request) => usage.summary(principalOf(request).accountId),
+    async (request) => {
+      const accountId = principalOf(request).accountId;
+      const summary = await usage.summary(accountId);
+      return { ...summary, plan: { ...summary.plan, lifecycle: await limits.lifecycleDefaults(accountId) } };
+    },
   );
 
   app.get(

@@ -10,7 +10,24 @@ export const UsageSummary = Type.Object({
     start: Type.String({ description: "First instant of the period (RFC 3339, UTC)." }),
     end: Type.String({ description: "First instant after the period (RFC 3339, UTC)." }),
   }),
-  plan: Type.Object({ id: Type.String(), name: Type.String() }),
+  plan: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    lifecycle: Type.Object(
+      {
+        idleTimeout: Type.Union([Type.Integer(), Type.Null()], {
+          description: "Seconds without use after which a sandbox pauses; null: never.",
+        }),
+        maxPaused: Type.Union([Type.Integer(), Type.Null()], {
+          description: "Seconds a sandbox may stay paused before it is deleted; null: kept.",
+        }),
+      },
+      {
+        description:
+          "The plan's default idle policy: what a create gets for `lifecycle.idleTimeout` and `lifecycle.maxPaused` when it leaves them out.",
+      },
+    ),
+  }),
   usedMinutes: Minutes("Sandbox minutes used this period: time spent Running, summed over sandboxes."),
   includedMinutes: Type.Union([Minutes("Sandbox minutes the plan includes per period."), Type.Null()], {
     description: "Sandbox minutes the plan includes per period; null when the plan has no limit.",
@@ -23,6 +40,11 @@ export const UsageSummary = Type.Object({
       "True once the included minutes are used: creates and resumes answer 402 usage_limit_reached.",
   }),
   runningSandboxes: Type.Integer({ description: "Sandboxes whose time is being counted now." }),
+  resumes: Type.Integer({
+    minimum: 0,
+    description:
+      "Resumes of the account's sandboxes this period, asked (POST /sandboxes/{id}/resume) or on use; paused time is not counted in usedMinutes.",
+  }),
   days: Type.Array(
     Type.Object({
       date: Type.String({ description: "A day of the period (UTC), `YYYY-MM-DD`." }),

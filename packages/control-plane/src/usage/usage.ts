@@ -51,6 +51,12 @@ export class Usage {
     const { runningMs, running } = await this.ledger.accountUsage(accountId, at);
     const days = await this.ledger.accountDays(accountId, at);
     const period = periodOf(at);
+    const resumes = await this.db
+      .selectFrom("account_resumes")
+      .select("resumes")
+      .where("account_id", "=", accountId)
+      .where("period", "=", period.id)
+      .executeTakeFirst();
     return {
       period: { id: period.id, start: period.start.toISOString(), end: period.end.toISOString() },
       plan: { id: plan.id, name: plan.name },
@@ -59,6 +65,7 @@ export class Usage {
       remainingMinutes: included === null ? null : Math.max(0, minutes(included * msPerMinute - runningMs)),
       limitReached: included !== null && runningMs >= included * msPerMinute,
       runningSandboxes: running,
+      resumes: Number(resumes?.resumes ?? 0),
       days: days.map(({ day, runningMs }) => ({ date: day, minutes: minutes(runningMs) })),
     };
   }
@@ -80,6 +87,23 @@ export class Usage {
         `cannot ${operation} a sandbox: this account has used the sandbox minutes its plan includes for this month (GET /usage); move to a plan with more minutes or wait for the next month`,
       );
     }
+  }
+
+  /**
+   * Counts a resume of one of the account's sandboxes, asked or on use, as it starts. Counting
+   * never fails the resume: a lost count is logged.
+   */
+  async countResume(accountId: string, at = new Date()): Promise<void> {
+    await this.db
+      .insertInto("account_resumes")
+      .values({ account_id: accountId, period: periodOf(at).id, resumes: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(["account_id", "period"])
+          .doUpdateSet((eb) => ({ resumes: eb("account_resumes.resumes", "+", 1) })),
+      )
+      .execute()
+      .catch((error) => this.logger.warn({ accountId, err: error }, "counting a resume failed"));
   }
 
   start(): void {

@@ -1,11 +1,19 @@
 import { ActionIcon, Button, Group, Menu, NumberInput, Stack, Text } from "@mantine/core";
 import { modals } from "@mantine/modals";
 import { notifications } from "@mantine/notifications";
-import { IconClockPlus, IconDots, IconPlayerPause, IconPlayerPlay, IconTrash } from "@tabler/icons-react";
+import {
+  IconClockPlus,
+  IconDeviceFloppy,
+  IconDots,
+  IconPlayerPause,
+  IconPlayerPlay,
+  IconTrash,
+} from "@tabler/icons-react";
 import { useState } from "react";
 import { messageOf } from "../api/client";
 import { useSandboxActions } from "../api/sandboxes";
 import type { Sandbox } from "../api/types";
+import { canPauseToDisk } from "../sleep";
 
 const finished = new Set(["Terminated"]);
 
@@ -16,7 +24,10 @@ interface Action {
   color?: string;
 }
 
-/** Pause, resume, renew and kill, offered as the sandbox's state allows; as buttons or a menu. */
+/**
+ * Pause (in memory), pause to disk, resume, renew and kill, offered as the sandbox's state allows;
+ * as buttons or a menu.
+ */
 export function SandboxActions({ sandbox, menu = false }: { sandbox: Sandbox; menu?: boolean }) {
   const actions = useSandboxActions();
   const failed = (what: string) => (error: unknown) =>
@@ -26,7 +37,23 @@ export function SandboxActions({ sandbox, menu = false }: { sandbox: Sandbox; me
     sandbox.state === "Running" && {
       label: "Pause",
       icon: IconPlayerPause,
-      run: () => actions.pause.mutate(sandbox.id, { onError: failed("pause") }),
+      run: () => actions.pause.mutate({ id: sandbox.id, to: "memory" }, { onError: failed("pause") }),
+    },
+    canPauseToDisk(sandbox) && {
+      label: "Pause to disk",
+      icon: IconDeviceFloppy,
+      run: () =>
+        modals.openConfirmModal({
+          title: `Pause ${sandbox.id} to disk?`,
+          children: (
+            <Text size="sm">
+              It leaves the host's memory; its files stay. Where its memory cannot be kept, its processes
+              start anew when it resumes.
+            </Text>
+          ),
+          labels: { confirm: "Pause to disk", cancel: "Cancel" },
+          onConfirm: () => actions.pause.mutate({ id: sandbox.id, to: "disk" }, { onError: failed("pause") }),
+        }),
     },
     sandbox.state === "Paused" && {
       label: "Resume",

@@ -13,10 +13,11 @@ import { useForm } from "@mantine/form";
 import { IconPlus, IconX } from "@tabler/icons-react";
 import { useState } from "react";
 import { useNavigate } from "react-router";
-import { api, ok } from "../api/client";
-import { useTemplates } from "../api/sandboxes";
+import { createSandbox, useTemplates } from "../api/sandboxes";
 import { useSecrets } from "../api/secrets";
+import { useUsage } from "../api/usage";
 import { ErrorAlert } from "../components/page";
+import { initialSleepValues, lifecycleOf, SleepSettings } from "./sleep-settings";
 
 interface Pair {
   key: string;
@@ -26,11 +27,15 @@ interface Pair {
 const toRecord = (pairs: Pair[]) =>
   Object.fromEntries(pairs.filter((pair) => pair.key.trim()).map((pair) => [pair.key.trim(), pair.value]));
 
-/** POST /sandboxes from a template, with a lifetime, variables, stored secrets and metadata. */
+/**
+ * POST /sandboxes from a template, with a lifetime, variables, stored secrets, metadata and how it
+ * sleeps and wakes.
+ */
 export function CreateSandboxForm() {
   const navigate = useNavigate();
   const templates = useTemplates();
   const secrets = useSecrets();
+  const usage = useUsage();
   const [error, setError] = useState<unknown>();
   const form = useForm({
     initialValues: {
@@ -39,6 +44,7 @@ export function CreateSandboxForm() {
       env: [] as Pair[],
       secrets: [] as string[],
       metadata: [] as Pair[],
+      sleep: initialSleepValues,
     },
   });
   const template = templates.data?.find((candidate) => candidate.id === form.values.template);
@@ -48,20 +54,17 @@ export function CreateSandboxForm() {
     try {
       const env = toRecord(values.env);
       const metadata = toRecord(values.metadata);
-      const sandbox = await ok(
-        api.POST("/sandboxes", {
-          body: {
-            template: values.template,
-            ...(typeof values.timeout === "number" ? { timeout: values.timeout } : {}),
-            ...(Object.keys(env).length ? { env } : {}),
-            ...(Object.keys(metadata).length ? { metadata } : {}),
-            // Each secret reaches the sandbox as the variable of its own name.
-            ...(values.secrets.length
-              ? { secrets: Object.fromEntries(values.secrets.map((name) => [name, name])) }
-              : {}),
-          },
-        }),
-      );
+      const sandbox = await createSandbox({
+        template: values.template,
+        ...(typeof values.timeout === "number" ? { timeout: values.timeout } : {}),
+        ...(Object.keys(env).length ? { env } : {}),
+        ...(Object.keys(metadata).length ? { metadata } : {}),
+        // Each secret reaches the sandbox as the variable of its own name.
+        ...(values.secrets.length
+          ? { secrets: Object.fromEntries(values.secrets.map((name) => [name, name])) }
+          : {}),
+        lifecycle: lifecycleOf(values.sleep),
+      });
       navigate(`/sandboxes/${sandbox.id}`);
     } catch (failure) {
       setError(failure);
@@ -110,6 +113,11 @@ export function CreateSandboxForm() {
           suggestions={[]}
           pairs={form.values.metadata}
           onChange={(pairs) => form.setFieldValue("metadata", pairs)}
+        />
+        <SleepSettings
+          values={form.values.sleep}
+          inputProps={(path, options) => form.getInputProps(`sleep.${path}`, options)}
+          plan={usage.data?.plan.lifecycle}
         />
         <Button type="submit" loading={form.submitting}>
           Create sandbox

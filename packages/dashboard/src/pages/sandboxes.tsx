@@ -22,10 +22,12 @@ import { Link, useSearchParams } from "react-router";
 import { api, ok } from "../api/client";
 import { sandboxKeys } from "../api/sandbox-events";
 import { useTemplates } from "../api/sandboxes";
+import type { SandboxList } from "../api/types";
 import { ErrorAlert, Page } from "../components/page";
 import { SandboxActions } from "../components/sandbox-actions";
 import { StateBadge } from "../components/state-badge";
 import { formatDateTime, formatRelative } from "../format";
+import { stateLabel } from "../sleep";
 import { CreateSandboxForm } from "./create-sandbox-form";
 
 const pageSize = 20;
@@ -65,6 +67,7 @@ export function SandboxesPage() {
 
   const filter = metadataFilter(metadata);
   const list = useQuery({
+    // The sandbox wire's sleep fields are typed in ../api/types.
     queryKey: [...sandboxKeys.all, { states, template, filter, page }],
     queryFn: () =>
       ok(
@@ -79,7 +82,7 @@ export function SandboxesPage() {
             },
           },
         }),
-      ),
+      ) as Promise<SandboxList>,
     placeholderData: keepPreviousData,
   });
 
@@ -130,7 +133,7 @@ export function SandboxesPage() {
       </Group>
       <ErrorAlert error={list.error} title="Could not list sandboxes" />
       <Card withBorder padding={0}>
-        <Table.ScrollContainer minWidth={720}>
+        <Table.ScrollContainer minWidth={960}>
           <Table highlightOnHover verticalSpacing="sm" aria-label="Sandboxes">
             <Table.Thead>
               <Table.Tr>
@@ -140,6 +143,7 @@ export function SandboxesPage() {
                 <Table.Th>Metadata</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Expires</Table.Th>
+                <Table.Th>Last activity</Table.Th>
                 <Table.Th>
                   <VisuallyHidden>Actions</VisuallyHidden>
                 </Table.Th>
@@ -160,7 +164,7 @@ export function SandboxesPage() {
                     </Anchor>
                   </Table.Td>
                   <Table.Td>
-                    <StateBadge state={sandbox.state} />
+                    <StateBadge state={sandbox.state} label={stateLabel(sandbox)} />
                   </Table.Td>
                   <Table.Td>{sandbox.template ?? "—"}</Table.Td>
                   <Table.Td>
@@ -172,6 +176,14 @@ export function SandboxesPage() {
                   </Table.Td>
                   <Table.Td>{formatDateTime(sandbox.createdAt)}</Table.Td>
                   <Table.Td>{sandbox.expiresAt ? formatRelative(sandbox.expiresAt) : "never"}</Table.Td>
+                  <Table.Td>
+                    {sandbox.lastActivityAt ? formatRelative(sandbox.lastActivityAt) : "—"}
+                    {sandbox.state === "Running" && (
+                      <Text size="xs" c="dimmed" data-testid="idles-out">
+                        {sandbox.idleAt ? `idles out ${formatRelative(sandbox.idleAt)}` : "never idles out"}
+                      </Text>
+                    )}
+                  </Table.Td>
                   <Table.Td>
                     <SandboxActions sandbox={sandbox} menu />
                   </Table.Td>

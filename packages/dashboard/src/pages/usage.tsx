@@ -18,9 +18,10 @@ import { useState } from "react";
 import { Link } from "react-router";
 import { api, ok } from "../api/client";
 import type { UsageSummary } from "../api/types";
+import { useUsage } from "../api/usage";
 import { ErrorAlert, Page } from "../components/page";
 import { StateBadge } from "../components/state-badge";
-import { formatDateTime, formatMinutes } from "../format";
+import { formatDateTime, formatDuration, formatMinutes } from "../format";
 
 // Minutes move while a sandbox runs: ask again while the page is watched.
 const refetchInterval = 10_000;
@@ -59,7 +60,7 @@ function Figure({ label, value }: { label: string; value: string }) {
 
 /** This month's sandbox minutes against the plan's allowance, and which sandboxes used them. */
 export function UsagePage() {
-  const summary = useQuery({ queryKey: ["usage"], queryFn: () => ok(api.GET("/usage")), refetchInterval });
+  const summary = useUsage({ refetchInterval });
   const usage = summary.data;
   const included = usage?.includedMinutes ?? null;
   return (
@@ -101,6 +102,15 @@ export function UsagePage() {
           <Text size="sm" c="dimmed">
             {usage.runningSandboxes} sandbox{usage.runningSandboxes === 1 ? "" : "es"} running now. The month
             (UTC) ends {formatDateTime(usage.period.end)}.
+          </Text>
+          <Text size="sm" c="dimmed" data-testid="plan-idle-policy">
+            On your plan a sandbox created without its own settings{" "}
+            {usage.plan.lifecycle.idleTimeout === null
+              ? "never pauses for want of use"
+              : `pauses after ${formatDuration(usage.plan.lifecycle.idleTimeout)} idle`}
+            {usage.plan.lifecycle.maxPaused === null
+              ? ", and is kept however long it stays paused."
+              : ` and is deleted after ${formatDuration(usage.plan.lifecycle.maxPaused)} paused.`}
           </Text>
           <Title order={2} size="h4">
             Minutes used this month

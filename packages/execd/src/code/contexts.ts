@@ -165,6 +165,16 @@ export class CodeContexts {
     return starting;
   }
 
+  /**
+   * How many contexts are running a cell now (`/code` and the code interpreter's `/execute`); an
+   * idle interpreter waiting for its next cell is not. Bash contexts' runs are their sessions'.
+   */
+  busyCount(): number {
+    let busy = 0;
+    for (const context of this.contexts.values()) if (context.busy) busy++;
+    return busy;
+  }
+
   closeAll(): void {
     for (const context of [...this.contexts.values()]) this.interpreters.kill(context);
   }

@@ -241,6 +241,13 @@ export class Commands {
     return { text, next, running: command.running };
   }
 
+  /** How many commands are running now, in the foreground or the background (finished ones kept for their logs are not). */
+  runningCount(): number {
+    let running = 0;
+    for (const command of this.commands.values()) if (command.running) running++;
+    return running;
+  }
+
   /** Kills every command still running (execd shutting down). */
   killAll(): void {
     this.warm.close();

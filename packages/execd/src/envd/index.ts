@@ -39,6 +39,11 @@ export class Envd {
     ];
   }
 
+  /** Processes started through envd's Start still running; the interpreter's cells are execd's contexts'. */
+  runningCount(): number {
+    return this.processes.runningCount();
+  }
+
   closeAll(): void {
     this.processes.closeAll();
     this.filesystem.closeAll();

@@ -77,6 +77,11 @@ export class EnvdProcesses {
     });
   }
 
+  /** How many processes started through Start are running (a warm shell not yet taken is not). */
+  runningCount(): number {
+    return this.processes.size;
+  }
+
   /** Kills every process (execd shutting down). */
   closeAll(): void {
     this.closed = true;

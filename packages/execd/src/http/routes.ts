@@ -1,6 +1,7 @@
 import { EXECD_ENV_PATH } from "@paddock/common/contracts";
 import { Errors, PaddockError } from "@paddock/common/errors";
 import { fieldPath, invalidField, missingProperty } from "@paddock/common/validation-messages";
+import type { Activity } from "../activity/activity.js";
 import { codeLanguage } from "../code/cells.js";
 import type { CodeContexts } from "../code/contexts.js";
 import type { Commands } from "../commands/commands.js";
@@ -42,10 +43,12 @@ export function execdRoutes(deps: {
   code: CodeContexts;
   terminals: Terminals;
   metrics: Metrics;
+  activity: Activity;
 }): Route[] {
-  const { env, commands, sessions, code, terminals, metrics } = deps;
+  const { env, commands, sessions, code, terminals, metrics, activity } = deps;
   return [
     route("GET", "/ping", (_req, res) => sendJson(res, 200, { status: "ok" })),
+    route("GET", "/activity", async (_req, res) => sendJson(res, 200, await activity.report())),
     route("POST", EXECD_ENV_PATH, async (req, res) => {
       const body = await readObject(req);
       if (!Object.values(body).every((value) => typeof value === "string"))

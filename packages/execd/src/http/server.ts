@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from "node:http";
 import { clientErrorAnswer } from "@paddock/common/error-shapes";
 import { Errors, PaddockError } from "@paddock/common/errors";
 import { safeEqual } from "@paddock/common/ids";
+import { Activity } from "../activity/activity.js";
 import { CodeContexts } from "../code/contexts.js";
 import { Commands } from "../commands/commands.js";
 import { Envd } from "../envd/index.js";
@@ -14,6 +15,9 @@ import { echoRequestId, sendError, sendJson } from "./answers.js";
 import { handleIsolated } from "./isolated-routes.js";
 import { match, type Route } from "./router.js";
 import { execdRoutes } from "./routes.js";
+
+/** Paths that are not use of the sandbox: its health check, and the question whether it is in use. */
+const untracked = new Set(["/ping", "/activity"]);
 
 export interface Execd {
   server: Server;
@@ -41,9 +45,17 @@ export function createExecd(options: {
   const terminals = new Terminals(options.env);
   const isolated = options.isolated === false ? undefined : new IsolatedSessions(options.env);
   const envd = new Envd({ env: options.env, code, metrics, fileMetadataPath: options.fileMetadataPath });
+  const activity = new Activity([
+    () => commands.runningCount(),
+    () => sessions.busyCount(),
+    () => code.busyCount(),
+    () => terminals.openCount(),
+    () => envd.runningCount(),
+    ...(isolated ? [() => isolated.runningCount()] : []),
+  ]);
 
   const routes: Route[] = [
-    ...execdRoutes({ env: options.env, commands, sessions, code, terminals, metrics }),
+    ...execdRoutes({ env: options.env, commands, sessions, code, terminals, metrics, activity }),
     ...envd.routes,
     ...(options.extraRoutes ?? []),
   ];
@@ -58,6 +70,8 @@ export function createExecd(options: {
         throw new PaddockError(Errors.unauthorized, "missing or wrong X-EXECD-ACCESS-TOKEN");
       }
       const url = new URL(req.url ?? "/", "http://execd");
+      // A request is use of the sandbox while it lasts, except the questions asked about it.
+      if (!untracked.has(url.pathname)) res.once("close", activity.requestStarted());
       if (url.pathname.startsWith("/v1/isolated/")) {
         if (!isolated) return isolatedUnavailable(url.pathname, res);
         return await handleIsolated(isolated, req, res, url);

@@ -50,7 +50,11 @@ export function agentRequest(
   agent: AgentAddress,
   method: string,
   path: string,
-  options: { headers?: Record<string, string | string[] | undefined>; body?: Readable | string } = {},
+  options: {
+    headers?: Record<string, string | string[] | undefined>;
+    body?: Readable | string;
+    signal?: AbortSignal;
+  } = {},
 ): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = {};
@@ -63,7 +67,16 @@ export function agentRequest(
       headers["content-type"] = "application/json";
       headers["content-length"] = String(Buffer.byteLength(options.body));
     }
-    const outgoing = request({ socketPath: agent.socketPath, method, path, headers }, resolve);
+    const outgoing = request(
+      {
+        socketPath: agent.socketPath,
+        method,
+        path,
+        headers,
+        ...(options.signal ? { signal: options.signal } : {}),
+      },
+      resolve,
+    );
     outgoing.on("error", reject);
     if (options.body === undefined) outgoing.end();
     else if (typeof options.body === "string") outgoing.end(options.body);
@@ -89,6 +102,37 @@ export async function agentJson(
     // Plain text (logs).
   }
   return { status: response.statusCode ?? 500, body: parsed };
+}
+
+/** How long the agent may take to say what it runs, and the most of its answer that is read. */
+const activityTimeoutMs = 2000;
+const activityAnswerLimit = 1024;
+
+/**
+ * How many runs the agent has going (its own `/activity`): the session's shell busy with a
+ * foreground run, background runs, runs of images without bash. The session's code could answer
+ * in the agent's place, so the answer is read within bounds; one that does not come in time, or
+ * is not a count, counts none.
+ */
+export async function agentRunning(agent: AgentAddress): Promise<number> {
+  try {
+    const signal = AbortSignal.timeout(activityTimeoutMs);
+    const response = await agentRequest(agent, "GET", "/activity", { signal });
+    let text = "";
+    for await (const chunk of response) {
+      text += (chunk as Buffer).toString("utf8");
+      if (text.length > activityAnswerLimit) {
+        response.destroy();
+        return 0;
+      }
+    }
+    const running = (JSON.parse(text) as { running?: unknown }).running;
+    return response.statusCode === 200 && Number.isSafeInteger(running) && (running as number) >= 0
+      ? (running as number)
+      : 0;
+  } catch {
+    return 0;
+  }
 }
 
 export async function readText(stream: Readable): Promise<string> {

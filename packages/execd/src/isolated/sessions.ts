@@ -8,6 +8,7 @@ import type { Environment } from "../environment.js";
 import {
   type AgentAddress,
   agentJson,
+  agentRunning,
   ISOLATED_AGENT_PRIVATE_PROC_ENV,
   ISOLATED_AGENT_SOCKET_ENV,
 } from "./agent.js";
@@ -109,6 +110,8 @@ const sessionScript = [
 export class IsolatedSessions {
   private readonly sessions = new Map<string, IsolatedSession>();
   private support: Promise<IsolationSupport> | undefined;
+  /** The agents' count being taken, which concurrent askers share. */
+  private counting: Promise<number> | undefined;
 
   constructor(private readonly env: Environment) {}
 
@@ -302,6 +305,23 @@ export class IsolatedSessions {
     if (!timeout) return null;
     const idle = (Date.now() - Date.parse(session.lastRunAt)) / 1000;
     return Math.max(0, Math.round(timeout - idle));
+  }
+
+  /**
+   * How many runs the sessions have going, as their agents count them (one question per live
+   * session; askers meanwhile share its answer).
+   */
+  runningCount(): Promise<number> {
+    this.counting ??= Promise.all(
+      [...this.sessions.values()]
+        .filter((session) => session.status === "active")
+        .map((session) => agentRunning(session.agent)),
+    )
+      .then((counts) => counts.reduce((sum, count) => sum + count, 0))
+      .finally(() => {
+        this.counting = undefined;
+      });
+    return this.counting;
   }
 
   closeAll(): void {

@@ -211,6 +211,13 @@ export class Sessions {
     this.close(id);
   }
 
+  /** How many sessions are running a command now (an idle shell waiting for the next run is not). */
+  busyCount(): number {
+    let busy = 0;
+    for (const session of this.sessions.values()) if (session.busy) busy++;
+    return busy;
+  }
+
   closeAll(): void {
     for (const session of this.sessions.values()) killGroup(session.bash, "SIGKILL");
   }

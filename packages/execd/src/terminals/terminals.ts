@@ -118,6 +118,11 @@ export class Terminals {
     this.find(id).helper.kill("SIGHUP");
   }
 
+  /** How many terminals are open: each runs its program until it exits or is hung up. */
+  openCount(): number {
+    return this.terminals.size;
+  }
+
   closeAll(): void {
     for (const terminal of this.terminals.values()) terminal.helper.kill("SIGHUP");
   }

@@ -9,6 +9,7 @@ import {
 } from "@paddock/common";
 import { ExecdClient, type SandboxOperations } from "@paddock/runtime";
 import { accessTokenHeader, issueAccessToken } from "../access.js";
+import { needsServerProxy } from "../lifecycle-extensions.js";
 import { errorResponses } from "../schemas/common.js";
 import { Endpoint, EndpointParams, EndpointQuery } from "../schemas/sandboxes.js";
 
@@ -38,7 +39,8 @@ export interface EndpointRoutesOptions {
 
 /**
  * Endpoint resolution. By default the sandbox's own address (reachable from this host); with
- * `use_server_proxy`, `expires` or a secureAccess sandbox, the server's proxy path. Ports served
+ * `use_server_proxy`, `expires`, a secureAccess sandbox or one that sleeps or renews on its own
+ * (its calls must pass this server to wake it or count), the server's proxy path. Ports served
  * by Paddock's own daemons come with the headers they require.
  */
 export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = async (app, options) => {
@@ -66,7 +68,9 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
       if (port === EXECD_PORT) Object.assign(headers, ExecdClient.accessHeaders(tokens.execd));
       if (port === EGRESS_PORT) headers[EGRESS_TOKEN_HEADER] = tokens.egress;
 
-      const proxied = useProxy || expires !== undefined || sandbox.secureAccess;
+      // A sleeping sandbox's own address answers nothing, and calls sent there are not seen as use.
+      const viaServer = needsServerProxy(sandbox);
+      const proxied = useProxy || expires !== undefined || sandbox.secureAccess || viaServer;
       if (!proxied) {
         await settled(options.sandboxes, sandboxId, sandbox.status.state);
         const target = await options.sandboxes.target(sandboxId, port);
@@ -84,7 +88,8 @@ export const endpointRoutes: FastifyPluginAsyncTypebox<EndpointRoutesOptions> = 
           );
         }
         headers[accessTokenHeader] = issueAccessToken(options.secretKey, sandboxId, seconds);
-      } else if (sandbox.secureAccess) {
+      } else if (sandbox.secureAccess || (viaServer && !useProxy)) {
+        // Proxied without being asked: the endpoint and its headers still suffice, as an address would.
         headers[accessTokenHeader] = issueAccessToken(options.secretKey, sandboxId);
       }
       const base = options

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Errors, invalidField, PaddockError } from "@paddock/common";
 import type { SandboxOperations } from "@paddock/runtime";
+import { inExtensionTerms, lifecycleFromExtensions } from "../lifecycle-extensions.js";
 import { Empty, errorResponses } from "../schemas/common.js";
 import {
   CreateSandboxRequest,
@@ -54,7 +55,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
           ),
         );
       }
-      const sandbox = await sandboxes.create({
+      // The lifecycle policy travels as `paddock.lifecycle.*` extensions (kept as given, shown back).
+      const lifecycle = lifecycleFromExtensions(body.extensions);
+      const created = sandboxes.create({
+        ...(Object.keys(lifecycle).length ? { lifecycle } : {}),
         ...(poolRef ? { template: poolRef } : {}),
         ...(body.image ? { image: body.image } : {}),
         ...(body.snapshotId ? { snapshotId: body.snapshotId } : {}),
@@ -68,6 +72,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         ...(body.networkPolicy ? { networkPolicy: body.networkPolicy } : {}),
         ...(body.secureAccess !== undefined ? { secureAccess: body.secureAccess } : {}),
         ...(body.volumes ? { volumes: body.volumes } : {}),
+      });
+      const sandbox = await created.catch((error: unknown) => {
+        throw inExtensionTerms(error);
       });
       reply.header("location", `${request.url.replace(/\/$/, "")}/${sandbox.id}`);
       return reply.status(202).send(sandboxToWire(sandbox, false));
@@ -110,6 +117,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     },
   );
 
+  // No body (OpenSandbox's): a pause is in memory; the operator's `runtime.disk_pause_after_seconds`
+  // moves a sandbox paused that long to disk (decision 0110).
   app.post(
     "/sandboxes/:sandboxId/pause",
     { schema: { params: SandboxParams, response: { 202: Empty, 204: Empty, ...errorResponses } } },

@@ -1,11 +1,8 @@
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, rm, rmdir, truncate, writeFile } from "node:fs/promises";
+import { chmod, chown, mkdir, rm, rmdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import type Docker from "dockerode";
-
-const run = promisify(execFile);
+import { makeExt4Image, mountImage, unmount } from "./ext4-image.js";
 
 /**
  * Per-sandbox disk quotas (decision 0120). The engine's overlay2 layers sit on the host's ext4,
@@ -35,31 +32,24 @@ export class DiskQuotas {
       throw new Error(`sandbox ${sandboxId} has no overlay2 layer to put its disk quota on`);
     const layer = dirname(upper);
     const image = this.imagePath(sandboxId);
-    const staging = `${image}.staging`;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    await writeFile(image, "", { mode: 0o600 });
-    await truncate(image, bytes);
-    // No journal and no reserved blocks: the whole quota is the sandbox's.
-    await run("mkfs.ext4", ["-q", "-F", "-m", "0", "-O", "^has_journal", image]);
     // The layer directory holds the engine's bookkeeping (diff, work, link, lower): copied onto
-    // the new filesystem, which then takes the directory's place.
-    await mkdir(staging, { recursive: true });
-    await run("mount", ["-o", "loop", image, staging]);
-    try {
-      await run("cp", ["-a", `${layer}/.`, staging]);
-      await rmdir(join(staging, "lost+found"));
-    } finally {
-      await run("umount", [staging]);
-      await rmdir(staging);
-    }
-    await run("mount", ["-o", "loop", image, layer]);
+    // the new filesystem as it is made, which then takes the directory's place.
+    const owner = await stat(layer);
+    await makeExt4Image(image, bytes, layer);
+    await mountImage(image, layer);
+    // mkfs makes lost+found and its own root directory: the layer's stays as the engine made it.
+    await rmdir(join(layer, "lost+found"));
+    await chown(layer, owner.uid, owner.gid);
+    await chmod(layer, owner.mode & 0o7777);
   }
 
   /** Deletes the sandbox's disk image; a loop device still using it frees the space when detached. */
   async release(sandboxId: string): Promise<void> {
     const staging = `${this.imagePath(sandboxId)}.staging`;
-    // A server stopped half-way through `attach` can leave the staging mount behind.
-    if (existsSync(staging)) await run("umount", [staging]).catch(() => undefined);
+    // A server of an earlier version stopped half-way through `attach` can leave the staging
+    // mount it copied the layer through behind.
+    if (existsSync(staging)) await unmount(staging).catch(() => undefined);
     await rm(staging, { recursive: true, force: true });
     await rm(this.imagePath(sandboxId), { force: true });
   }

@@ -17,6 +17,7 @@ import {
 } from "@paddock/common";
 import Docker from "dockerode";
 import { ExecdClient } from "../execd/client.js";
+import type { PauseDepth } from "../model.js";
 import { waitForHttp } from "../readiness.js";
 import {
   type RegistryAuth,
@@ -24,6 +25,7 @@ import {
   RuntimeStartError,
   type SecureRuntime,
   sandboxCapabilities,
+  type VolumeStorage,
   type Workload,
   type WorkloadExit,
   type WorkloadSpec,
@@ -31,6 +33,7 @@ import {
   type WorkloadSummary,
 } from "../runtime.js";
 import { egressUpstreamDns } from "../upstream-dns.js";
+import { checkpointContainer, restoreContainer } from "./checkpoints.js";
 import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { succeeds } from "./existence-check.js";
@@ -39,9 +42,11 @@ import { demuxDockerLogs } from "./logs.js";
 import { MemoryKills } from "./memory-kills.js";
 import { ensureSandboxNetwork } from "./network.js";
 import { NetworkFiles } from "./network-files.js";
+import { PhaseTimer } from "./phase-timer.js";
 import { killRunscLeftovers } from "./runsc-leftovers.js";
-import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+import { resolveDockerSecureRuntime, resolveNetstackRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
+import { VolumeImages } from "./volume-images.js";
 import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
 
 export const managedLabel = "paddock.managed";
@@ -57,11 +62,19 @@ export class DockerRuntime implements Runtime {
   private gpuPresent = false;
   /** Per-sandbox disk quotas, when this engine and process can enforce them (decision 0120). */
   private diskQuotas: DiskQuotas | undefined;
+  /** Volumes stand on the same fixed-size filesystems as disk quotas, so exist where those can. */
+  private volumeImages: VolumeImages | undefined;
   private diskQuotaProblem = "";
   /** The sandboxes' /etc/hosts and friends, off the engine's disk (when this process may mount them). */
   private networkFiles: NetworkFiles | undefined;
   /** Set when commits of this engine runtime's sandboxes would miss their files. */
   private snapshotProblem: string | undefined;
+  /**
+   * The engine runtime for gVisor sandboxes without a network policy, on gVisor's own network
+   * stack, whose pauses to disk keep memory (decision 0194); undefined when not in use. With it,
+   * the upstream resolver their resolv.conf names.
+   */
+  private netstack: { engineName: string; nameserver: string } | undefined;
   /** Under runc, isolated sessions need a narrowly widened seccomp profile (decision 0090); read once. */
   private runcHardening: Awaited<ReturnType<typeof runcIsolationHardening>>;
 
@@ -92,8 +105,10 @@ export class DockerRuntime implements Runtime {
         `per-sandbox disk quotas cannot be enforced: ${this.diskQuotaProblem}; set docker.default_disk = "" to run without them`,
       );
     }
-    if (!this.diskQuotaProblem)
+    if (!this.diskQuotaProblem) {
       this.diskQuotas = new DiskQuotas(join(resolve(this.config.server.data_dir), "disks"));
+      this.volumeImages = new VolumeImages(join(resolve(this.config.server.data_dir), "volumes"));
+    }
     if (NetworkFiles.possible(this.config.docker.socket_path)) {
       this.networkFiles = new NetworkFiles();
       await this.networkFiles.releaseOrphans(
@@ -113,6 +128,15 @@ export class DockerRuntime implements Runtime {
       engineRuntimes,
       runtimeArgs,
     );
+    this.netstack = resolveNetstackRuntime(
+      this.config.secure_runtime.netstack_runtime,
+      this.resolvedSecureRuntime,
+      runtimeArgs,
+      {
+        nameserver: egressUpstreamDns(this.config.egress.upstream_dns),
+        networkFiles: Boolean(this.networkFiles),
+      },
+    );
     this.gpuPresent = engineRuntimes.includes("nvidia") && this.resolvedSecureRuntime.type === "";
     this.snapshotProblem = snapshotProblem(
       this.resolvedSecureRuntime.type,
@@ -122,6 +146,7 @@ export class DockerRuntime implements Runtime {
       {
         secureRuntime: this.resolvedSecureRuntime.type || "none",
         engineRuntime: this.resolvedSecureRuntime.engineName || "runc",
+        ...(this.netstack ? { netstackRuntime: this.netstack.engineName } : {}),
       },
       "docker runtime ready",
     );
@@ -193,6 +218,11 @@ export class DockerRuntime implements Runtime {
     });
   }
 
+  /** Where volumes live, once started; undefined where fixed-size filesystems cannot be made. */
+  volumeStorage(): VolumeStorage | undefined {
+    return this.volumeImages;
+  }
+
   hasGpu(): boolean {
     return this.gpuPresent;
   }
@@ -239,12 +269,19 @@ export class DockerRuntime implements Runtime {
         `resourceLimits.ephemeral-storage cannot be enforced on this host: ${this.diskQuotaProblem}`,
       );
     }
+    // Where a create's time goes, logged at debug level (bench/create reads it).
+    const phases = new PhaseTimer();
     try {
       const hostname = spec.sandboxId.slice(0, 63);
       const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      phases.end("image and volumes");
       // Not beside the two above: a refused volume would have the cleanup below run while these
       // were still being mounted, and leave them mounted.
-      const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname);
+      // A network policy needs host-kernel sockets, where the sidecar's rules apply (decision 0006).
+      const netstack = spec.networkPolicy ? undefined : this.netstack;
+      const engineRuntime = netstack?.engineName ?? secure.engineName;
+      const networkFiles = await this.networkFiles?.create(spec.sandboxId, hostname, netstack?.nameserver);
+      phases.end("network files");
       const env = stashNodeVariables({ ...spec.env, [EXECD_TOKEN_ENV]: spec.execdToken }, imageEnv);
       if (spec.networkPolicy) env[EXECD_WAIT_EGRESS_ENV] = "1";
       if (spec.cpuMillis) env[EXECD_CPU_LIMIT_ENV] = String(spec.cpuMillis / 1000);
@@ -263,7 +300,7 @@ export class DockerRuntime implements Runtime {
           [sandboxLabel]: spec.sandboxId,
         },
         HostConfig: {
-          ...(secure.engineName ? { Runtime: secure.engineName } : {}),
+          ...(engineRuntime ? { Runtime: engineRuntime } : {}),
           NetworkMode: this.config.docker.network,
           CapDrop: ["ALL"],
           CapAdd: [...sandboxCapabilities, ...(isolation?.capAdd ?? [])],
@@ -288,34 +325,24 @@ export class DockerRuntime implements Runtime {
         },
       });
       containerId = container.id;
+      phases.end("container create");
       if (spec.diskBytes) await this.diskQuotas?.attach(this.docker, spec.sandboxId, spec.diskBytes);
+      phases.end("disk quota");
       await container.start();
+      phases.end("container start");
       if (spec.networkPolicy) await this.startEgressSidecar(spec, container.id, networkFiles?.sidecar ?? []);
-      const inspected = await container.inspect();
-      const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
-      if (!address) throw new Error("sandbox has no address on the sandbox network");
-      await this.networkFiles?.addAddress(spec.sandboxId, address, hostname);
-      const alive = async () => {
-        const state = (await container.inspect()).State;
-        return state.Running
-          ? undefined
-          : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
-      };
-      const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
-      const ping = ExecdClient.ping(address, spec.execdToken);
-      await waitForHttp(ping.url, {
-        headers: ping.headers,
-        timeoutMs,
+      phases.end("egress sidecar");
+      const address = await this.serving(
+        spec.sandboxId,
+        spec.execdToken,
+        Boolean(spec.networkPolicy),
         signal,
-        stillAlive: alive,
-      });
-      if (spec.networkPolicy) {
-        await waitForHttp(`http://${address}:${EGRESS_PORT}/healthz`, {
-          timeoutMs,
-          signal,
-          stillAlive: alive,
-        });
-      }
+      );
+      phases.end("execd answering");
+      this.logger.debug(
+        { sandboxId: spec.sandboxId, phasesMs: phases.durations },
+        "sandbox workload created",
+      );
       return { containerId: container.id, address };
     } catch (error) {
       await this.removeWorkload(spec.sandboxId).catch((cleanupError) =>
@@ -337,6 +364,36 @@ export class DockerRuntime implements Runtime {
       }
       throw new Error(`sandbox ${spec.sandboxId} failed to start: ${message}`, { cause: error });
     }
+  }
+
+  /**
+   * Once a started sandbox has an address: names it in the sandbox's hosts file, then waits for
+   * its execd (and egress sidecar) to answer. Resolves with the address.
+   */
+  private async serving(
+    sandboxId: string,
+    execdToken: string,
+    egress: boolean,
+    signal?: AbortSignal,
+  ): Promise<string> {
+    const container = this.docker.getContainer(sandboxId);
+    const inspected = await container.inspect();
+    const address = inspected.NetworkSettings.Networks[this.config.docker.network]?.IPAddress;
+    if (!address) throw new Error("sandbox has no address on the sandbox network");
+    await this.networkFiles?.setAddress(sandboxId, address, inspected.Config.Hostname);
+    const alive = async () => {
+      const state = (await container.inspect()).State;
+      return state.Running
+        ? undefined
+        : `sandbox process exited (code ${state.ExitCode}) before execd answered`;
+    };
+    const timeoutMs = this.config.runtime.create_timeout_seconds * 1000;
+    const ping = ExecdClient.ping(address, execdToken);
+    await waitForHttp(ping.url, { headers: ping.headers, timeoutMs, signal, stillAlive: alive });
+    if (egress) {
+      await waitForHttp(`http://${address}:${EGRESS_PORT}/healthz`, { timeoutMs, signal, stillAlive: alive });
+    }
+    return address;
   }
 
   /** The image's own environment (empty when it cannot be read: the create then fails on its own). */
@@ -407,12 +464,57 @@ export class DockerRuntime implements Runtime {
     await this.networkFiles?.release(sandboxId);
   }
 
-  async pauseWorkload(sandboxId: string): Promise<void> {
-    await this.docker.getContainer(sandboxId).pause();
+  /**
+   * In memory: the cgroup freezer. To disk: a sandbox on gVisor's own network stack is
+   * checkpointed with its processes and memory when `keepMemory` (decision 0194); any other is
+   * stopped, its writable layer, disk quota, network files and volumes left in place, so a resume
+   * starts it again on the same files (decision 0190). Its egress sidecar, which lives in its
+   * network namespace, stops first.
+   */
+  async pauseWorkload(
+    sandboxId: string,
+    options: { to: "memory" | "disk"; keepMemory?: boolean },
+  ): Promise<PauseDepth> {
+    const container = this.docker.getContainer(sandboxId);
+    if (options.to === "memory") {
+      await container.pause();
+      return { to: "memory" };
+    }
+    if (options.keepMemory && (await this.canCheckpoint(sandboxId))) {
+      await checkpointContainer(this.docker, sandboxId);
+      return { to: "disk", memoryPreserved: true };
+    }
+    // A frozen container cannot be stopped: its processes must see the signal.
+    if ((await container.inspect()).State.Paused) await container.unpause();
+    const sidecar = this.docker.getContainer(`${sandboxId}-egress`);
+    if (await succeeds(sidecar.inspect())) await sidecar.stop({ t: 1 }).catch(notModified);
+    // tini passes SIGTERM to the sandbox's processes; what has not ended by then is killed.
+    await container.stop({ t: 3 }).catch(notModified);
+    return { to: "disk", memoryPreserved: false };
   }
 
-  async resumeWorkload(sandboxId: string): Promise<void> {
-    await this.docker.getContainer(sandboxId).unpause();
+  async resumeWorkload(sandboxId: string, options: { from: PauseDepth; execdToken: string }): Promise<void> {
+    const container = this.docker.getContainer(sandboxId);
+    if (options.from.to === "memory") {
+      await container.unpause();
+      return;
+    }
+    if (options.from.memoryPreserved) await restoreContainer(this.docker, sandboxId);
+    else await container.start().catch(notModified);
+    const sidecar = this.docker.getContainer(`${sandboxId}-egress`);
+    const egress = await succeeds(sidecar.inspect());
+    if (egress) await sidecar.start().catch(notModified);
+    await this.serving(sandboxId, options.execdToken, egress);
+  }
+
+  /**
+   * Whether runsc can checkpoint this sandbox: it runs on the netstack runtime (read from the
+   * container, so a sandbox created before a change of configuration keeps its own answer).
+   */
+  private async canCheckpoint(sandboxId: string): Promise<boolean> {
+    if (!this.netstack) return false;
+    const inspected = await this.docker.getContainer(sandboxId).inspect();
+    return inspected.HostConfig.Runtime === this.netstack.engineName;
   }
 
   async inspectWorkload(sandboxId: string): Promise<WorkloadStatus> {
@@ -491,6 +593,11 @@ export class DockerRuntime implements Runtime {
         if (error.statusCode !== 404) throw error;
       });
   }
+}
+
+/** Docker answers 304 to stopping a stopped container or starting a started one: already done. */
+function notModified(error: { statusCode?: number }): void {
+  if (error.statusCode !== 304) throw error;
 }
 
 function parseEvent(

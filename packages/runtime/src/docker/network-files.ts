@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { appendFile, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Mount } from "./volumes.js";
@@ -9,8 +9,12 @@ const run = promisify(execFile);
 /** Room for every line a sandbox may add to its hosts file, and no more of the host's memory. */
 const filesystemSize = "1m";
 
-/** Docker's embedded resolver, which answers inside every container on a user-defined network. */
-const resolvConf = "nameserver 127.0.0.11\noptions ndots:0\n";
+/**
+ * Docker's embedded resolver, which answers inside every container on a user-defined network
+ * through the namespace's own rules; gVisor's own network stack never sees those rules (its
+ * 127.0.0.11 is its own loopback), so its sandboxes are given the upstream resolver instead.
+ */
+export const embeddedResolver = "127.0.0.11";
 
 const hosts = [
   "127.0.0.1\tlocalhost",
@@ -42,7 +46,12 @@ export class NetworkFiles {
   }
 
   /** Makes the files for a sandbox about to be created; returns the mounts that put them in place. */
-  async create(sandboxId: string, hostname: string): Promise<{ sandbox: Mount[]; sidecar: Mount[] }> {
+  async create(
+    sandboxId: string,
+    hostname: string,
+    nameserver = embeddedResolver,
+  ): Promise<{ sandbox: Mount[]; sidecar: Mount[] }> {
+    const resolvConf = `nameserver ${nameserver}\noptions ndots:0\n`;
     const directory = this.directoryOf(sandboxId);
     await mkdir(directory, { recursive: true, mode: 0o700 });
     await run("mount", [
@@ -72,10 +81,17 @@ export class NetworkFiles {
     return { sandbox: await mounts("sandbox", false), sidecar: await mounts("sidecar", true) };
   }
 
-  /** Names the sandbox's own address, once it has one, as the engine's hosts file would. */
-  async addAddress(sandboxId: string, address: string, hostname: string): Promise<void> {
-    for (const reader of readers)
-      await appendFile(join(this.directoryOf(sandboxId), reader, "hosts"), `${address}\t${hostname}\n`);
+  /**
+   * Names the sandbox's own address, once it has one, as the engine's hosts file would; a sandbox
+   * started again (a resume from disk) may have a new one, which replaces the old.
+   */
+  async setAddress(sandboxId: string, address: string, hostname: string): Promise<void> {
+    for (const reader of readers) {
+      const file = join(this.directoryOf(sandboxId), reader, "hosts");
+      const lines = (await readFile(file, "utf8")).split("\n").filter((line) => line !== "");
+      const others = lines.filter((line) => !line.endsWith(`\t${hostname}`));
+      await writeFile(file, `${[...others, `${address}\t${hostname}`].join("\n")}\n`);
+    }
   }
 
   async release(sandboxId: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "vitest";
-import { resolveDockerSecureRuntime } from "./secure-runtime.js";
+import { resolveDockerSecureRuntime, resolveNetstackRuntime } from "./secure-runtime.js";
 
 const engine = ["io.containerd.runc.v2", "runc", "runsc"];
 /** How `make setup` registers runsc (README). */
@@ -7,6 +7,7 @@ const hostNetwork = ["--network=host", "--platform=ptrace", "--overlay2=none"];
 const config = (type: "auto" | "" | "gvisor" | "kata" | "firecracker", docker_runtime = "") => ({
   type,
   docker_runtime,
+  netstack_runtime: "",
   k8s_runtime_class: "",
 });
 
@@ -53,5 +54,41 @@ describe("secure runtime selection in Docker mode", () => {
     expect(gvisor(["--network=none"])).toBe(false);
     expect(gvisor(["--network=hostile"])).toBe(false);
     expect(resolveDockerSecureRuntime(config("gvisor"), engine).supportsNetworkPolicy).toBe(false);
+  });
+});
+
+describe("the netstack runtime (checkpoints, decision 0194)", () => {
+  const gvisor = { type: "gvisor", engineName: "runsc", supportsNetworkPolicy: true } as const;
+  const args = {
+    runsc: hostNetwork,
+    "runsc-netstack": ["--network=sandbox", "--net-disconnect-ok", "--platform=ptrace", "--overlay2=none"],
+  };
+  const host = { nameserver: "10.0.0.53", networkFiles: true };
+
+  test("is off unless configured", () => {
+    expect(resolveNetstackRuntime("", gvisor, args, host)).toBeUndefined();
+  });
+
+  test("a registered runsc on its own network stack serves, with the host's resolver", () => {
+    expect(resolveNetstackRuntime("runsc-netstack", gvisor, args, host)).toEqual({
+      engineName: "runsc-netstack",
+      nameserver: "10.0.0.53",
+    });
+  });
+
+  test("refuses what cannot serve, saying what to change", () => {
+    expect(() => resolveNetstackRuntime("runsc-nope", gvisor, args, host)).toThrow(/no runtime of that name/);
+    expect(() => resolveNetstackRuntime("runsc", gvisor, args, host)).toThrow(/--network=host/);
+    expect(() =>
+      resolveNetstackRuntime(
+        "runsc-netstack",
+        { type: "", engineName: "", supportsNetworkPolicy: true },
+        args,
+        host,
+      ),
+    ).toThrow(/for gVisor/);
+    expect(() =>
+      resolveNetstackRuntime("runsc-netstack", gvisor, args, { nameserver: undefined, networkFiles: true }),
+    ).toThrow(/egress.upstream_dns/);
   });
 });

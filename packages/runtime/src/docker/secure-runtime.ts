@@ -61,3 +61,39 @@ export function resolveDockerSecureRuntime(
     ? gvisor(name)
     : { type: config.type, engineName: name, supportsNetworkPolicy: false };
 }
+
+/**
+ * `secure_runtime.netstack_runtime` against the engine: the runtime gVisor sandboxes without a
+ * network policy run on, on gVisor's own network stack, where runsc can checkpoint them with
+ * their memory (decision 0194). Undefined when not configured; a runtime that cannot serve is
+ * refused with what to change.
+ */
+export function resolveNetstackRuntime(
+  name: string,
+  secure: SecureRuntime,
+  runtimeArgs: Record<string, string[]>,
+  host: { nameserver: string | undefined; networkFiles: boolean },
+): { engineName: string; nameserver: string } | undefined {
+  if (!name) return undefined;
+  const refuse = (why: string) =>
+    new RuntimeStartError(
+      `secure_runtime.netstack_runtime = "${name}" cannot be used: ${why}; or set secure_runtime.netstack_runtime = "" (gVisor sandboxes then pause to disk with their filesystem only).`,
+    );
+  if (secure.type !== "gvisor") throw refuse(`it is for gVisor, and the secure runtime is "${secure.type}"`);
+  const args = runtimeArgs[name];
+  if (!args) {
+    throw refuse(
+      `the Docker engine has no runtime of that name (\`make setup\` registers runsc-netstack in /etc/docker/daemon.json)`,
+    );
+  }
+  if (runscUsesHostNetwork(args)) throw refuse("it is registered with --network=host");
+  // Docker's embedded resolver is reached through rules gVisor's own stack never sees.
+  if (!host.nameserver) {
+    throw refuse(
+      "this host's resolv.conf names no non-loopback nameserver for its sandboxes; set egress.upstream_dns",
+    );
+  }
+  if (!host.networkFiles)
+    throw refuse("this server cannot write its sandboxes' resolv.conf (it must run as root)");
+  return { engineName: name, nameserver: host.nameserver };
+}

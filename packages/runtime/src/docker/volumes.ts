@@ -26,7 +26,16 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
       [creatorLabel]: spec.sandboxId,
       [ownerLabel]: spec.sandboxId,
     };
-    if (volume.host) {
+    if (volume.managed) {
+      // A registry volume (decision 0192): its filesystem's directory, or one inside it.
+      const source = await directoryWithin(volume.managed.directory, volume.subPath ?? "", volume.name);
+      if (view) {
+        await createReadOnlyView(docker, view, source, viewLabels);
+        mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
+      } else {
+        mounts.push({ Type: "bind", Source: source, Target: volume.mountPath, ReadOnly: false });
+      }
+    } else if (volume.host) {
       const source = volume.subPath ? posix.join(volume.host.path, volume.subPath) : volume.host.path;
       if (view) {
         await createReadOnlyView(docker, view, await viewableHostDirectory(source), viewLabels);
@@ -115,11 +124,7 @@ async function volumeSubPathMount(
   };
 }
 
-/**
- * The host directory of a local named volume, or of a subpath inside it, walked one component at
- * a time without following symlinks (and made where missing): a sandbox that wrote a symlink into
- * the volume cannot make the mount reach outside it.
- */
+/** The host directory of a local named volume, or of a subpath inside it (see `directoryWithin`). */
 async function volumeDirectory(docker: Docker, name: string, subPath: string): Promise<string> {
   const mountpoint = await plainVolumeDirectory(docker, name);
   if (!mountpoint || !(await isRealDirectory(mountpoint))) {
@@ -128,7 +133,16 @@ async function volumeDirectory(docker: Docker, name: string, subPath: string): P
       `volume ${name}: a subPath or a read-only mount needs a plain local volume on this host`,
     );
   }
-  let directory = mountpoint;
+  return directoryWithin(mountpoint, subPath, name);
+}
+
+/**
+ * A directory inside a volume's `root`, walked one component at a time without following
+ * symlinks (and made where missing): a sandbox that wrote a symlink into the volume cannot make
+ * the mount reach outside it.
+ */
+async function directoryWithin(root: string, subPath: string, name: string): Promise<string> {
+  let directory = root;
   for (const part of subPath.split("/").filter((part) => part !== "" && part !== ".")) {
     directory = posix.join(directory, part);
     await mkdir(directory).catch((error: NodeJS.ErrnoException) => {

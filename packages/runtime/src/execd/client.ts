@@ -17,6 +17,7 @@ import {
   type CommandEvent,
   defaultCodeContext,
   type E2bProtocol,
+  type ExecdActivity,
   type ExtensionPaths,
   e2bProtocolPrefixes,
   outputFramingHeader,
@@ -132,6 +133,14 @@ export class ExecdClient {
   static async of(sandboxes: SandboxOperations, id: string, owner?: string | null): Promise<ExecdClient> {
     const { host, port } = await sandboxes.target(id, EXECD_PORT, owner);
     return new ExecdClient(`http://${host}:${port}`, sandboxes.tokens(id).execd, id, sandboxes);
+  }
+
+  /**
+   * The execd of sandbox `id` at `address`, reached without going through `target`: for the
+   * server's own questions, which must neither wake a paused sandbox nor count as its use.
+   */
+  static at(sandboxes: SandboxOperations, id: string, address: string): ExecdClient {
+    return new ExecdClient(`http://${address}:${EXECD_PORT}`, sandboxes.tokens(id).execd, id, sandboxes);
   }
 
   /** Where E2B's `protocol` is forwarded to in sandbox `id`, for a caller who showed its token. */
@@ -270,6 +279,13 @@ export class ExecdClient {
   /** envd's metrics (bytes, the root disk), as E2B's `getMetrics` reports them. */
   envdMetrics(signal?: AbortSignal) {
     return this.json("GET /e2b/envd/metrics", signal ? { signal } : {}, "the metrics");
+  }
+
+  // Activity.
+
+  /** How many things execd started are running, and how many requests to it are open right now. */
+  activity(signal?: AbortSignal): Promise<ExecdActivity> {
+    return this.json("GET /activity", signal ? { signal } : {}, "the activity");
   }
 
   // Terminals.

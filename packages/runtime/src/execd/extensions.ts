@@ -51,6 +51,16 @@ export interface EnvdMetrics {
 }
 
 /**
+ * `GET /activity`: how many things execd started are running now (commands, session runs, code
+ * cells, terminals, isolated runs, envd processes; not its own warm shells), and how many requests
+ * to it are in flight (streams and downloads included), the `/activity` and `/ping` ones aside.
+ */
+export interface ExecdActivity {
+  running: number;
+  requests: number;
+}
+
+/**
  * `/code`'s request as Paddock's execd takes it: a context may be named by its id alone (the
  * yaml's `CodeContext` wants its language too), and `EXECD_DEFAULT_CODE_CONTEXT` with a language
  * names the sandbox's default context of that language, which keeps its state between runs.
@@ -95,6 +105,10 @@ export interface ExtensionPaths {
   "/pty/{id}": {
     delete: { parameters: { path: { id: string } }; responses: { 200: Acknowledged } };
   };
+  /** Whether anything execd started is still at work, asked before an idle sandbox is paused. */
+  "/activity": {
+    get: { parameters: object; responses: { 200: Json<ExecdActivity> } };
+  };
   /** envd's metrics, under the prefix where execd speaks E2B's envd protocol. */
   "/e2b/envd/metrics": {
     get: { parameters: object; responses: { 200: Json<EnvdMetrics> } };
@@ -108,6 +122,7 @@ export const extensionRoutes = [
   "POST /pty/{id}/input",
   "POST /pty/{id}/resize",
   "DELETE /pty/{id}",
+  "GET /activity",
   "GET /e2b/envd/metrics",
 ] as const;
 

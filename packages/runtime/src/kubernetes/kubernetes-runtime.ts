@@ -1,6 +1,7 @@
 import type { V1OwnerReference, V1Pod } from "@kubernetes/client-node";
 import { EGRESS_PORT, Errors, type Logger, type PaddockConfig, PaddockError } from "@paddock/common";
 import { ExecdClient } from "../execd/client.js";
+import type { PauseDepth } from "../model.js";
 import { waitForHttp } from "../readiness.js";
 import {
   type RegistryAuth,
@@ -330,8 +331,9 @@ export class KubernetesRuntime implements Runtime {
    * Kubernetes cannot freeze a pod: pause commits the sandbox's filesystem to the snapshot
    * registry, records the pod in a ConfigMap (which then owns the sandbox's Secrets) and deletes
    * the pod. Processes do not survive; resume starts the entrypoint again on the saved files.
+   * Every pause goes to disk this way, whatever was asked.
    */
-  async pauseWorkload(sandboxId: string): Promise<void> {
+  async pauseWorkload(sandboxId: string): Promise<PauseDepth> {
     this.requireSnapshots("pause");
     const { core } = this.api;
     const pod = await core.readNamespacedPod({ name: sandboxId, namespace: this.namespace });
@@ -352,6 +354,7 @@ export class KubernetesRuntime implements Runtime {
       ).catch(() => undefined);
       throw error;
     }
+    return { to: "disk", memoryPreserved: false };
   }
 
   /** Recreates the pod, same name, labels and tokens, from the image its pause saved. */

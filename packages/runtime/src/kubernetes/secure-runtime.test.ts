@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { RuntimeStartError } from "../runtime.js";
 import { resolveKubernetesSecureRuntime } from "./secure-runtime.js";
 
-const config = { type: "auto", docker_runtime: "", k8s_runtime_class: "" } as const;
+const config = { type: "auto", docker_runtime: "", netstack_runtime: "", k8s_runtime_class: "" } as const;
 const having =
   (...names: string[]) =>
   async (name: string) =>

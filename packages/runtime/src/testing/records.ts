@@ -1,4 +1,4 @@
-import type { Sandbox } from "../model.js";
+import { defaultLifecycle, type Sandbox } from "../model.js";
 
 /** A Running sandbox record with empty defaults, for tests that write the repository directly. */
 export function sandboxRecord(id: string, fields: Partial<Sandbox> = {}): Sandbox {
@@ -14,6 +14,7 @@ export function sandboxRecord(id: string, fields: Partial<Sandbox> = {}): Sandbo
     secureAccess: false,
     createdAt: now,
     updatedAt: now,
+    lifecycle: defaultLifecycle,
     ...fields,
   };
 }

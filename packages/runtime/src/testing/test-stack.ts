@@ -67,6 +67,9 @@ export async function openTestStack(
       await stack.pools.stop({ drain: true });
       const { items } = await stack.sandboxes.list({ pageSize: 10_000 });
       await Promise.allSettled(items.map((sandbox) => stack.sandboxes.delete(sandbox.id)));
+      // Volumes are mounted under the data dir: unmounted before it is removed.
+      for (const volume of await stack.volumes.list())
+        await stack.volumes.delete(volume.id).catch(() => undefined);
       const capturing = await deleteSnapshots(stack);
       await stack.close();
       await database.drop();

@@ -8,6 +8,7 @@ import {
 } from "@paddock/runtime";
 import { authenticate, principalOf } from "../../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../../http/error-schemas.js";
+import { optionalBody } from "../../http/optional-body.js";
 import type { Identity } from "../../identity/identity.js";
 import type { AccountLimits } from "../../plans/account-limits.js";
 import type { SandboxSecrets } from "../../secrets/sandbox-secrets.js";
@@ -20,6 +21,7 @@ import {
   CreateSandboxRequest,
   ListQuery,
   MetadataPatch,
+  PauseRequest,
   RenewRequest,
   RunRequest,
   RunResult,
@@ -48,6 +50,19 @@ export function toWire(sandbox: SandboxModel) {
     metadata: sandbox.metadata,
     createdAt: sandbox.createdAt,
     expiresAt: sandbox.expiresAt ?? null,
+    lifecycle: {
+      onTimeout: sandbox.lifecycle.onTimeout,
+      idleTimeout: sandbox.lifecycle.idleTimeout,
+      processesKeepAwake: sandbox.lifecycle.processesKeepAwake,
+      autoResume: sandbox.lifecycle.autoResume,
+      keepMemory: sandbox.lifecycle.keepMemory,
+      maxPaused: sandbox.lifecycle.maxPaused,
+    },
+    pausedTo: sandbox.pause?.to ?? null,
+    memoryPreserved: sandbox.pause?.to === "disk" ? sandbox.pause.memoryPreserved : null,
+    lastActivityAt: sandbox.lastActivityAt ?? null,
+    idleAt: sandbox.idleAt ?? null,
+    pausedUntil: sandbox.pausedUntil ?? null,
   };
 }
 
@@ -91,7 +106,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
       onRequest: options.limits.hook("creates"),
     },
     async (request, reply) => {
-      const { template, timeout, env, metadata, networkPolicy, secrets } = request.body;
+      const { template, timeout, env, metadata, networkPolicy, secrets, volumes, lifecycle } = request.body;
       await options.usage.assertCanRun(owner(request), "create");
       if (!templates.has(template)) throw unknownTemplate(template, templates);
       const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
@@ -99,9 +114,22 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         template,
         owner: owner(request),
         timeout: timeout ?? null,
+        // What the caller left out of the idle rule comes from its plan; its explicit null stays.
+        lifecycle: { ...(await options.limits.lifecycleDefaults(owner(request))), ...lifecycle },
         ...(env ? { env } : {}),
         ...(metadata ? { metadata } : {}),
         ...(networkPolicy ? { networkPolicy } : {}),
+        ...(volumes?.length
+          ? {
+              volumes: volumes.map(({ volume, mountPath, readOnly, subPath }) => ({
+                name: volume,
+                mountPath,
+                named: { name: volume },
+                ...(readOnly !== undefined ? { readOnly } : {}),
+                ...(subPath !== undefined ? { subPath } : {}),
+              })),
+            }
+          : {}),
         quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
@@ -137,8 +165,23 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   app.get("/sandboxes/:id", { schema: one }, async (request) =>
     toWire(await sandboxes.get(request.params.id, owner(request))),
   );
-  app.post("/sandboxes/:id/pause", { schema: one }, async (request) =>
-    toWire(await sandboxes.pause(request.params.id, owner(request))),
+  app.post(
+    "/sandboxes/:id/pause",
+    {
+      schema: {
+        ...one,
+        description:
+          'Pauses the sandbox in the background (Pausing, then Paused). No body: in memory. `{"to": "disk"}` also moves a sandbox paused in memory to disk.',
+        body: PauseRequest,
+        [optionalBody]: true,
+      },
+      // No body (as before there was one) is a pause in memory.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request) =>
+      toWire(await sandboxes.pause(request.params.id, owner(request), { to: request.body.to ?? "memory" })),
   );
   app.post(
     "/sandboxes/:id/resume",

@@ -20,6 +20,7 @@ import { ErrorAlert } from "../../components/page";
 import { SandboxActions } from "../../components/sandbox-actions";
 import { StateBadge } from "../../components/state-badge";
 import { formatDateTime, formatRelative } from "../../format";
+import { lifecycleLines, stateLabel } from "../../sleep";
 import { Diagnostics } from "./diagnostics";
 import { Endpoints } from "./endpoints";
 import { Files } from "./files";
@@ -64,7 +65,7 @@ export function SandboxPage() {
           <Title order={1} size="h3" ff="monospace">
             {sandbox.id}
           </Title>
-          <StateBadge state={sandbox.state} />
+          <StateBadge state={sandbox.state} label={stateLabel(sandbox)} />
         </Group>
         <SandboxActions sandbox={sandbox} />
       </Group>
@@ -83,6 +84,10 @@ export function SandboxPage() {
         <Alert color="yellow" title={`This sandbox is ${sandbox.state}`}>
           The terminal, files and metrics need it Running
           {sandbox.state === "Paused" ? ": resume it to carry on." : "; this page updates by itself."}
+          {sandbox.state === "Paused" &&
+            sandbox.pausedTo === "disk" &&
+            !sandbox.memoryPreserved &&
+            " It sleeps on disk: its files are kept, and its processes start anew when it resumes."}
         </Alert>
       )}
       <Card withBorder>
@@ -93,6 +98,25 @@ export function SandboxPage() {
             {sandbox.expiresAt
               ? `${formatDateTime(sandbox.expiresAt)} (${formatRelative(sandbox.expiresAt)})`
               : "never"}
+          </Detail>
+          <Detail label="Last activity">
+            {sandbox.lastActivityAt
+              ? `${formatDateTime(sandbox.lastActivityAt)} (${formatRelative(sandbox.lastActivityAt)})`
+              : "—"}
+          </Detail>
+          <Detail label="Idles out">
+            {!running
+              ? "—"
+              : sandbox.idleAt
+                ? `${formatDateTime(sandbox.idleAt)} (${formatRelative(sandbox.idleAt)})`
+                : "never"}
+          </Detail>
+          <Detail label="Sleep and wake">
+            <div data-testid="sandbox-lifecycle">
+              {lifecycleLines(sandbox.lifecycle).map((line) => (
+                <div key={line}>{line}</div>
+              ))}
+            </div>
           </Detail>
           <Detail label="Metadata">
             {Object.keys(sandbox.metadata).length === 0
