@@ -9,38 +9,18 @@ type Answer<Path extends keyof paths, Method extends keyof paths[Path]> = paths[
   : never;
 
 export type Account = Answer<"/auth/me", "get">;
+export type Sandbox = Answer<"/sandboxes/{id}", "get">;
 /** How a sandbox sleeps and wakes (decision 0190), as the sandbox wire shows it. */
-export interface SandboxLifecycle {
-  onTimeout: "kill" | "pause";
-  /** Seconds without use after which it pauses; null: never. */
-  idleTimeout: number | null;
-  processesKeepAwake: boolean;
-  autoResume: boolean;
-  keepMemory: boolean;
-  /** Seconds it may stay paused before it is deleted; null: kept. */
-  maxPaused: number | null;
-}
-/** The sandbox wire's sleep fields. */
-export interface SandboxSleep {
-  lifecycle: SandboxLifecycle;
-  pausedTo: "memory" | "disk" | null;
-  memoryPreserved: boolean | null;
-  lastActivityAt: string | null;
-  idleAt: string | null;
-}
-export type Sandbox = Answer<"/sandboxes/{id}", "get"> & SandboxSleep;
-export type SandboxList = Omit<Answer<"/sandboxes", "get">, "items"> & { items: Sandbox[] };
+export type SandboxLifecycle = Sandbox["lifecycle"];
+export type SandboxList = Answer<"/sandboxes", "get">;
 /** What a plan gives a sandbox whose create leaves its idle policy out (GET /usage `plan.lifecycle`). */
-export interface PlanIdlePolicy {
-  idleTimeout: number | null;
-  maxPaused: number | null;
-}
+export type PlanIdlePolicy = Answer<"/usage", "get">["plan"]["lifecycle"];
 type RequestBody<Path extends keyof paths> = paths[Path] extends {
   post: { requestBody?: { content: { "application/json": infer Body } } };
 }
   ? Body
   : never;
-export type CreateSandboxBody = RequestBody<"/sandboxes"> & { lifecycle?: Partial<SandboxLifecycle> };
+export type CreateSandboxBody = RequestBody<"/sandboxes">;
 export type PauseTarget = "memory" | "disk";
 export type Template = Answer<"/sandboxes/templates", "get">["items"][number];
 export type ApiKey = Answer<"/keys", "get">["items"][number];
@@ -49,7 +29,7 @@ export type Secret = Answer<"/secrets", "get">["items"][number];
 export type MemoryEntry = Answer<"/memory", "get">["items"][number];
 export type MemoryHit = Answer<"/memory/search", "get">["items"][number];
 export type FileInfo = Answer<"/sandboxes/{id}/files/list", "get">["items"][number];
-export type UsageSummary = Answer<"/usage", "get"> & { plan: { lifecycle: PlanIdlePolicy } };
+export type UsageSummary = Answer<"/usage", "get">;
 export type SandboxUsage = Answer<"/usage/sandboxes", "get">["items"][number];
 export type Plans = Answer<"/billing/plans", "get">;
 export type Endpoint = Answer<"/sandboxes/{id}/endpoints/{port}", "get">;
