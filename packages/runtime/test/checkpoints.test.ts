@@ -1,9 +1,14 @@
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ExecdClient } from "../src/execd/client.js";
 import type { CreateSandboxInput, Sandbox } from "../src/model.js";
-import { openTestStack, type TestStack, testDocker, testImage } from "../src/testing/index.js";
+import {
+  openTestStack,
+  runThroughExecd,
+  type TestStack,
+  testDocker,
+  testImage,
+} from "../src/testing/index.js";
 
 /**
  * Pauses to disk that keep processes and memory (decision 0194): gVisor sandboxes on runsc's own
@@ -16,15 +21,8 @@ const entrypoint = ["sleep", "infinity"];
 const counter =
   '(secret=$RANDOM$RANDOM; i=0; while :; do i=$((i+1)); echo "$$ $secret $i" > /root/count; sleep 0.2; done) >/dev/null 2>&1 &';
 
-/** Runs `command` through execd, as every route does. */
-async function run(t: TestStack, id: string, command: string): Promise<string> {
-  const execd = await ExecdClient.of(t.stack.sandboxes, id);
-  let stdout = "";
-  for await (const event of execd.runCommand({ command })) {
-    if (event.type === "stdout") stdout += event.text ?? "";
-  }
-  return stdout;
-}
+/** Runs `command` through execd, as every route does (so it resolves, and wakes, the sandbox). */
+const run = (t: TestStack, id: string, command: string) => runThroughExecd(t.stack.sandboxes, id, command);
 
 function parseCount(line: string): { pid: string; secret: string; count: number } {
   const [pid = "", secret = "", count = "0"] = line.trim().split(" ");

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ExecdClient } from "../src/execd/client.js";
 import type { CreateSandboxInput, Sandbox } from "../src/model.js";
-import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../src/testing/index.js";
+import {
+  bashIn,
+  openTestStack,
+  runThroughExecd,
+  type TestStack,
+  testDocker,
+  testImage,
+} from "../src/testing/index.js";
 
 /**
  * Sandboxes that sleep and wake (decision 0190), on real Docker under each runtime: pauses in
@@ -11,15 +18,8 @@ import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "..
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
 
-/** Runs `command` through execd as every route does (so it resolves, and wakes, the sandbox). */
-async function run(t: TestStack, id: string, command: string): Promise<string> {
-  const execd = await ExecdClient.of(t.stack.sandboxes, id);
-  let stdout = "";
-  for await (const event of execd.runCommand({ command })) {
-    if (event.type === "stdout") stdout += event.text ?? "";
-  }
-  return stdout;
-}
+/** Runs `command` through execd, as every route does (so it resolves, and wakes, the sandbox). */
+const run = (t: TestStack, id: string, command: string) => runThroughExecd(t.stack.sandboxes, id, command);
 
 describe.each(["gvisor", "runc"] as const)("sandboxes that sleep and wake, under %s", (secure) => {
   let t: TestStack;

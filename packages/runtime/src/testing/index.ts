@@ -1,4 +1,5 @@
 export * from "./docker-exec.js";
+export * from "./execd-run.js";
 export * from "./fake-kube-api.js";
 export * from "./records.js";
 export * from "./snapshots.js";
