@@ -85,9 +85,10 @@ describe("the dashboard: sleep and wake", () => {
       `Your plan deletes a sandbox paused for ${planMaxPausedDays} days.`,
     );
     await idle.click();
+    // The list opens after the click: wait for its options rather than read an empty list.
+    await expect.poll(() => page.getByRole("option").allTextContents(), settle).toContain("Never");
     const choices = await page.getByRole("option").allTextContents();
     expect(choices[0]).toBe("20 minutes (plan default)");
-    expect(choices).toContain("Never");
     await page.keyboard.press("Escape");
     expect(await form.getByRole("radio", { name: "Kill it" }).isChecked()).toBe(true);
     expect(await form.getByRole("switch", { name: "Resume on use" }).isChecked()).toBe(true);
@@ -139,15 +140,16 @@ describe("the dashboard: sleep and wake", () => {
     });
     expect(sandbox.idleAt).not.toBeNull();
 
-    const lines = await page.getByTestId("sandbox-lifecycle").locator("div").allTextContents();
-    expect(lines).toEqual([
-      "Pauses after 5 minutes idle",
-      "Running processes count as use",
-      "Resumes on use",
-      "At the end of its lifetime: paused",
-      "Pause to disk keeps files only",
-      `Deleted after ${planMaxPausedDays} days paused`,
-    ]);
+    await expect
+      .poll(() => page.getByTestId("sandbox-lifecycle").locator("div").allTextContents(), settle)
+      .toEqual([
+        "Pauses after 5 minutes idle",
+        "Running processes count as use",
+        "Resumes on use",
+        "At the end of its lifetime: paused",
+        "Pause to disk keeps files only",
+        `Deleted after ${planMaxPausedDays} days paused`,
+      ]);
     const idlesOut = page.getByText("Idles out", { exact: true }).locator("xpath=following-sibling::*[1]");
     expect(await textOf(idlesOut)).toMatch(/\(in [1-5] minutes?\)$/);
     const lastActivity = page
@@ -201,7 +203,9 @@ describe("the dashboard: sleep and wake", () => {
     expect(await row.getByTestId("idles-out").count()).toBe(0); // a paused sandbox does not idle out
     await row.getByRole("button", { name: `Actions for ${sandboxId}` }).click();
     const menu = page.getByRole("menu");
-    expect(await menu.getByRole("menuitem").allTextContents()).toEqual(["Resume", "Renew", "Kill"]);
+    await expect
+      .poll(() => menu.getByRole("menuitem").allTextContents(), settle)
+      .toEqual(["Resume", "Renew", "Kill"]);
     await menu.getByRole("menuitem", { name: "Resume" }).click();
     await expect.poll(() => textOf(row.getByTestId("sandbox-state")), sleepMove).toBe("Running");
     expect(await record(sandboxId)).toMatchObject({
