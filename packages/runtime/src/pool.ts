@@ -1,7 +1,6 @@
 import type { Logger, PaddockConfig } from "@paddock/common";
 import type { Lease } from "@paddock/db";
-import { resolveLifecycle } from "./lifecycle.js";
-import type { CreateSandboxInput, Sandbox } from "./model.js";
+import type { CreateSandboxInput, Sandbox, SandboxLifecycle } from "./model.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
 import type { Template } from "./templates.js";
@@ -53,8 +52,11 @@ export class WarmPools {
     }
   }
 
-  /** A warm sandbox for this create, or undefined when the request cannot be served from a pool. */
-  async claim(input: CreateSandboxInput): Promise<Sandbox | undefined> {
+  /**
+   * A warm sandbox for this create, with the lifecycle the service resolved from it, or undefined
+   * when the request cannot be served from a pool.
+   */
+  async claim(input: CreateSandboxInput, lifecycle: SandboxLifecycle): Promise<Sandbox | undefined> {
     const template = input.template ? this.deps.templates.get(input.template) : undefined;
     if (!template || !this.sizeOf(template.id) || !poolable(input, template)) return undefined;
     const expiresAt = input.timeout ? new Date(Date.now() + input.timeout * 1000).toISOString() : null;
@@ -65,8 +67,7 @@ export class WarmPools {
         metadata: input.metadata ?? {},
         expiresAt,
         extensions: input.extensions ?? {},
-        // Checked against the operator's bounds by the service before any claim.
-        lifecycle: resolveLifecycle(input, Number.MAX_SAFE_INTEGER),
+        lifecycle,
       },
       input.quota,
     );

@@ -17,7 +17,7 @@ import { ExecdClient } from "./execd/client.js";
 import { imageReferenceProblem } from "./image-reference.js";
 import { idleAtFrom, resolveLifecycle } from "./lifecycle.js";
 import type { LifecycleLog } from "./lifecycle-log.js";
-import type { CreateSandboxInput, Sandbox, SandboxFilter } from "./model.js";
+import type { CreateSandboxInput, Sandbox, SandboxFilter, SandboxLifecycle } from "./model.js";
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
 import type { Runtime } from "./runtime.js";
@@ -102,10 +102,10 @@ export class SandboxService implements SandboxOperations {
   async create(request: CreateSandboxInput): Promise<Sandbox> {
     const input = this.withTemplateDefaults(request);
     // One set of checks for both paths: a warm sandbox is no excuse to skip them.
-    const resources = this.validateCreate(input);
-    const claimed = await this.pools?.claim(input);
+    const { resources, lifecycle } = this.validateCreate(input);
+    const claimed = await this.pools?.claim(input, lifecycle);
     if (claimed) return claimed;
-    return this.createCold(input, resources);
+    return this.createCold(input, resources, lifecycle);
   }
 
   /** A template fills in the image, entrypoint and limits a request leaves out. */
@@ -122,8 +122,11 @@ export class SandboxService implements SandboxOperations {
     };
   }
 
-  /** The checks every create passes, warm or cold; returns the parsed resource limits. */
-  private validateCreate(input: CreateSandboxInput): ParsedResources {
+  /** The checks every create passes, warm or cold; returns the parsed resource limits and lifecycle. */
+  private validateCreate(input: CreateSandboxInput): {
+    resources: ParsedResources;
+    lifecycle: SandboxLifecycle;
+  } {
     const { runtime, config } = this.deps;
     if (Boolean(input.image) === Boolean(input.snapshotId))
       invalid(invalidField("body", 'give exactly one of "image" or "snapshotId"'));
@@ -145,7 +148,7 @@ export class SandboxService implements SandboxOperations {
         );
       }
     }
-    resolveLifecycle(input, config.server.max_sandbox_timeout_seconds);
+    const lifecycle = resolveLifecycle(input, config.server.max_sandbox_timeout_seconds);
     validateMetadata(input.metadata ?? {});
     validateLaunch(input.entrypoint ?? [], input.env ?? {});
     const resources = parseResourceLimits({
@@ -205,10 +208,14 @@ export class SandboxService implements SandboxOperations {
         );
       }
     }
-    return resources;
+    return { resources, lifecycle };
   }
 
-  private async createCold(input: CreateSandboxInput, resources: ParsedResources): Promise<Sandbox> {
+  private async createCold(
+    input: CreateSandboxInput,
+    resources: ParsedResources,
+    lifecycle: SandboxLifecycle,
+  ): Promise<Sandbox> {
     const { runtime } = this.deps;
     let image = input.image?.uri;
     let entrypoint = input.entrypoint;
@@ -238,7 +245,6 @@ export class SandboxService implements SandboxOperations {
     }
 
     const now = new Date();
-    const lifecycle = resolveLifecycle(input, this.deps.config.server.max_sandbox_timeout_seconds);
     const idleAt = idleAtFrom(lifecycle, now.getTime());
     const sandbox: Sandbox = {
       id: newId("sbx"),
