@@ -74,20 +74,26 @@ registered="$(node scripts/register-runsc.mjs /etc/docker/daemon.json)"
 
 # "experimental" (Docker's checkpoint API, decision 0194) is read only when dockerd starts, not on
 # SIGHUP: a running dockerd without it is stopped here and started below. Its containers stop
-# with it, so this happens once, on the first setup that asks for it.
-if [ "$(docker info --format '{{.ExperimentalBuild}}' 2>/dev/null)" = "false" ]; then
-  step "restarting dockerd to enable its checkpoint API"
-  docker_pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
-  [ -n "$docker_pid" ] && kill "$docker_pid"
-  for _ in $(seq 1 60); do
-    [ -z "$docker_pid" ] || ! kill -0 "$docker_pid" 2>/dev/null && break
-    sleep 1
-  done
+# with it, so this happens once, on the first setup that asks for it. (`docker info --format`
+# prints "false" also when no daemon answers, and a pid file can outlive its dockerd: both are
+# checked.)
+if docker info >/dev/null 2>&1 && [ "$(docker info --format '{{.ExperimentalBuild}}')" = "false" ]; then
+  docker_pid="$(pidof dockerd || true)"
+  if [ -n "$docker_pid" ]; then
+    step "restarting dockerd to enable its checkpoint API"
+    kill "$docker_pid"
+    for _ in $(seq 1 60); do
+      kill -0 "$docker_pid" 2>/dev/null || break
+      sleep 1
+    done
+  else
+    echo "dockerd runs where this machine cannot restart it: no checkpoints (pauses to disk keep files only)" >&2
+  fi
 fi
 
 if ! docker info >/dev/null 2>&1; then
-  # A dockerd that is still starting or stopping holds its pid file; let it finish first.
-  docker_pid="$(cat /var/run/docker.pid 2>/dev/null || true)"
+  # A dockerd that is still starting or stopping does not answer yet; let it finish first.
+  docker_pid="$(pidof dockerd || true)"
   for _ in $(seq 1 60); do
     if [ -z "$docker_pid" ] || ! kill -0 "$docker_pid" 2>/dev/null || docker info >/dev/null 2>&1; then
       break
