@@ -159,6 +159,31 @@ describe.each(testEngines)("usage ledger on %s", (engine) => {
     expect(usage.runningMs).toBeLessThan(62_000);
   });
 
+  test("a read racing checkpoints never misses the time one moves from meter to ledger", async () => {
+    await sandbox("sbx-race", "acct-race", "Running");
+    const opened = Date.now() - 10_000;
+    await ledger.openIfRunning("sbx-race", new Date(opened));
+    const checkpoints = (async () => {
+      for (let round = 0; round < 60; round++) await ledger.checkpoint();
+    })();
+    const short: number[] = [];
+    for (let round = 0; round < 60; round++) {
+      const now = new Date();
+      const [usage, days] = await Promise.all([
+        ledger.accountUsage("acct-race", now),
+        ledger.accountDays("acct-race", now),
+      ]);
+      const daysTotal = days.reduce((sum, day) => sum + day.runningMs, 0);
+      // A checkpoint written after `now` may count a few ms past it; none may go missing.
+      for (const total of [usage.runningMs, daysTotal]) {
+        if (total < now.getTime() - opened) short.push(now.getTime() - opened - total);
+      }
+    }
+    await checkpoints;
+    expect(short).toEqual([]);
+    await ledger.close("sbx-race");
+  });
+
   test("a restart drops the stretch since the last checkpoint; pages are bounded", async () => {
     await sandbox("sbx-e", "acct-4", "Running");
     await ledger.openIfRunning("sbx-e", new Date(Date.now() - 3_600_000));

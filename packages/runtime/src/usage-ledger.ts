@@ -178,16 +178,24 @@ export class UsageLedger {
     await this.db.updateTable("usage_meters").set({ since: at.toISOString() }).execute();
   }
 
-  /** The account's running time in the period of `at`, including time not yet checkpointed. */
+  /**
+   * The account's running time in the period of `at`, including time not yet checkpointed. The
+   * stored time and the meters are read in one snapshot: a checkpoint moves time from one to the
+   * other, and one committed between two plain reads would be missed.
+   */
   async accountUsage(accountId: string, at = new Date()): Promise<{ runningMs: number; running: number }> {
+    return this.snapshot((trx) => this.accountUsageIn(trx, accountId, at));
+  }
+
+  private async accountUsageIn(trx: Queries, accountId: string, at: Date) {
     const period = periodOf(at);
-    const stored = await this.db
+    const stored = await trx
       .selectFrom("sandbox_usage")
       .select((eb) => eb.fn.sum<string | number | null>("running_ms").as("total"))
       .where("account_id", "=", accountId)
       .where("period", "=", period.id)
       .executeTakeFirst();
-    const meters = await this.db
+    const meters = await trx
       .selectFrom("usage_meters")
       .select("since")
       .where("account_id", "=", accountId)
@@ -198,13 +206,18 @@ export class UsageLedger {
 
   /**
    * The account's running time on each UTC day of the period of `at`, from its first day to the
-   * day of `at` (days without any time included), with time not yet checkpointed.
+   * day of `at` (days without any time included), with time not yet checkpointed; one snapshot,
+   * as in `accountUsage`.
    */
   async accountDays(accountId: string, at = new Date()): Promise<Array<{ day: string; runningMs: number }>> {
+    return this.snapshot((trx) => this.accountDaysIn(trx, accountId, at));
+  }
+
+  private async accountDaysIn(trx: Queries, accountId: string, at: Date) {
     const period = periodOf(at);
     const days = new Map(splitByDay(period.start, at).map(({ day }) => [day, 0]));
     days.set(dayOf(at), 0); // `at` exactly at midnight: today has no time yet, but is listed
-    const stored = await this.db
+    const stored = await trx
       .selectFrom("account_usage_days")
       .select(["day", "running_ms"])
       .where("account_id", "=", accountId)
@@ -212,7 +225,7 @@ export class UsageLedger {
       .where("day", "<=", dayOf(at))
       .execute();
     for (const row of stored) days.set(row.day, (days.get(row.day) ?? 0) + Number(row.running_ms));
-    const meters = await this.db
+    const meters = await trx
       .selectFrom("usage_meters")
       .select("since")
       .where("account_id", "=", accountId)
@@ -258,6 +271,15 @@ export class UsageLedger {
         startedAt: row.started_at,
       })),
     };
+  }
+
+  /** Reads in one snapshot: PostgreSQL's repeatable read; SQLite's transactions already are one. */
+  private snapshot<T>(read: (trx: Queries) => Promise<T>): Promise<T> {
+    return this.db
+      .transaction()
+      .setIsolationLevel("repeatable read")
+      .setAccessMode("read only")
+      .execute(read);
   }
 
   /** Accounts with at least one sandbox being metered now. */
