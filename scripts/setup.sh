@@ -36,17 +36,34 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg"
 trixie_preferences="Package: *
 Pin: release n=trixie
 Pin-Priority: 1"
-runsc_path=/usr/local/lib/paddock/runsc
-runsc_version="$(bash scripts/build-runsc.sh "$runsc_path" --print-version)"
-if [ "$("$runsc_path" --version 2>/dev/null | head -n 1)" != "runsc version $runsc_version" ]; then
-  step "building gVisor runsc $runsc_version from Debian trixie's source into $runsc_path (a few minutes)"
+trixie_read=""
+read_trixie() {
+  [ -n "$trixie_read" ] && return
   # The preferences first: trixie must never be read at the default priority.
   [ "$(cat /etc/apt/preferences.d/paddock-runsc 2>/dev/null)" = "$trixie_preferences" ] ||
     echo "$trixie_preferences" >/etc/apt/preferences.d/paddock-runsc
   [ "$(cat /etc/apt/sources.list.d/paddock-trixie.sources 2>/dev/null)" = "$trixie_sources" ] ||
     echo "$trixie_sources" >/etc/apt/sources.list.d/paddock-trixie.sources
   apt-get update -q
+  trixie_read=1
+}
+runsc_path=/usr/local/lib/paddock/runsc
+runsc_version="$(bash scripts/build-runsc.sh "$runsc_path" --print-version)"
+if [ "$("$runsc_path" --version 2>/dev/null | head -n 1)" != "runsc version $runsc_version" ]; then
+  step "building gVisor runsc $runsc_version from Debian trixie's source into $runsc_path (a few minutes)"
+  read_trixie
   bash scripts/build-runsc.sh "$runsc_path"
+fi
+
+# CRIU, with which runc checkpoints a sandbox paused to disk with its memory (decision 0196):
+# Debian 12's 3.17 cannot start on this kernel, so 4.1.1 is built from trixie's source, with a
+# fix, into /usr/local/sbin, where runc finds it on its PATH before any Debian criu.
+criu_path=/usr/local/sbin/criu
+criu_version="$(bash scripts/build-criu.sh "$criu_path" --print-version)"
+if ! "$criu_path" --version 2>/dev/null | grep -qx "GitID: $criu_version"; then
+  step "building CRIU $criu_version from Debian trixie's source into $criu_path (a minute)"
+  read_trixie
+  bash scripts/build-criu.sh "$criu_path"
 fi
 
 # Each idle gVisor sandbox is ~80 host tasks: Linux's default pid_max (32768) caps a host near

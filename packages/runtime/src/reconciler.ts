@@ -104,12 +104,13 @@ export async function reconcile(
       // Through the state machine: Paused and Running are two moves apart (via Resuming or
       // Pausing), and the intermediate states reach either end in one. Each move is a
       // compare-and-set, so a record that moved on meanwhile is left as it is. A stopped
-      // container of a sandbox on its way to or from disk is asleep there, its files kept.
+      // container of a sandbox on its way to or from disk is asleep there, its files kept, and
+      // its memory too when its checkpoint was written.
       const depth: PauseDepth | null =
         actual === "Running"
           ? null
           : engine === "exited"
-            ? { to: "disk", memoryPreserved: false }
+            ? { to: "disk", memoryPreserved: status.checkpointed === true }
             : { to: "memory" };
       let settled = true;
       for (const [from, to] of settlingPath(state, actual))

@@ -117,6 +117,8 @@ export interface WorkloadStatus {
   exitCode?: number;
   /** The engine killed it for going over its memory limit. */
   oomKilled?: boolean;
+  /** Ended with a checkpoint of its processes and memory to start from. */
+  checkpointed?: boolean;
   error?: string;
 }
 

@@ -11,8 +11,9 @@ import {
 } from "../src/testing/index.js";
 
 /**
- * Pauses to disk that keep processes and memory (decision 0194): gVisor sandboxes on runsc's own
- * network stack are checkpointed, and restored from the checkpoint on resume.
+ * Pauses to disk that keep processes and memory: gVisor sandboxes on runsc's own network stack
+ * (decision 0194) and runc sandboxes with CRIU (decision 0196) are checkpointed, and restored from
+ * the checkpoint on resume.
  */
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
@@ -36,15 +37,33 @@ async function checkpointsDir(id: string): Promise<string> {
   return join(root, "containers", container.Id, "checkpoints");
 }
 
-describe("pauses to disk with memory, under gVisor on its own network stack", () => {
+const runtimes = [
+  {
+    name: "gVisor on its own network stack",
+    secure: "gvisor",
+    netstack: "runsc-netstack",
+    // The engine runtime of a sandbox with and without a network policy.
+    engineRuntime: "runsc-netstack",
+    policyEngineRuntime: "runsc",
+  },
+  {
+    name: "runc with CRIU",
+    secure: "runc",
+    netstack: "",
+    engineRuntime: "runc",
+    policyEngineRuntime: "runc",
+  },
+] as const;
+
+describe.each(runtimes)("pauses to disk with memory, under $name", (runtime) => {
   let t: TestStack;
 
   beforeAll(async () => {
     t = await openTestStack({
-      secure: "gvisor",
+      secure: runtime.secure,
       config: {
         runtime: { disk_pause_after_seconds: 0 },
-        secure_runtime: { netstack_runtime: "runsc-netstack" },
+        secure_runtime: { netstack_runtime: runtime.netstack },
       },
     });
   });
@@ -73,7 +92,9 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
 
   test("a counting process and its memory survive, the container stops meanwhile, the kernel is the same", async () => {
     const sandbox = await create();
-    expect((await testDocker.getContainer(sandbox.id).inspect()).HostConfig.Runtime).toBe("runsc-netstack");
+    expect((await testDocker.getContainer(sandbox.id).inspect()).HostConfig.Runtime).toBe(
+      runtime.engineRuntime,
+    );
     await run(t, sandbox.id, "echo kept > /root/kept.txt; cat /proc/sys/kernel/random/boot_id > /root/boot");
     const before = await startCounting(sandbox.id);
 
@@ -102,6 +123,20 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
     await t.stack.sandboxes.delete(sandbox.id);
   });
 
+  test("io_uring is not offered: no checkpoint could save a ring, and the kernel's interface stays shut", async () => {
+    const sandbox = await create();
+    // io_uring_setup(1, params): 425 on x86-64 and arm64 alike.
+    const answer = await run(
+      t,
+      sandbox.id,
+      `perl -e '$p = "\\0" x 120; print syscall(425, 1, $p), " ", $! + 0'`,
+    );
+    const [result, errno] = answer.trim().split(" ").map(Number);
+    expect(result).toBe(-1);
+    expect([1, 38]).toContain(errno); // EPERM from runc's seccomp profile, ENOSYS from gVisor
+    await t.stack.sandboxes.delete(sandbox.id);
+  });
+
   test("a sandbox paused to disk with memory resumes so after the server restarts", async () => {
     const sandbox = await create();
     const before = await startCounting(sandbox.id);
@@ -119,6 +154,31 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
     const after = await count(sandbox.id);
     expect([after.pid, after.secret]).toEqual([before.pid, before.secret]);
     expect(after.count).toBeGreaterThanOrEqual(before.count);
+    await t.stack.sandboxes.delete(sandbox.id);
+  });
+
+  test("a server stopped between a checkpoint and its record: the reconciler finds the checkpoint", async () => {
+    const sandbox = await create();
+    const before = await startCounting(sandbox.id);
+    await t.stack.sandboxes.pause(sandbox.id, undefined, { to: "disk" });
+    await stateOf(sandbox.id).toBe("Paused");
+    // As a server killed after the checkpoint was written and before the move was recorded.
+    await t.stack.database.db
+      .updateTable("sandboxes")
+      .set({ state: "Pausing", paused_to: "disk", memory_preserved: 0 })
+      .where("id", "=", sandbox.id)
+      .execute();
+
+    await t.stack.close();
+    await t.reopen();
+    const reopened = await t.stack.sandboxes.get(sandbox.id);
+    expect([reopened.status.state, reopened.pause]).toEqual([
+      "Paused",
+      { to: "disk", memoryPreserved: true },
+    ]);
+    await t.stack.sandboxes.resume(sandbox.id);
+    await stateOf(sandbox.id).toBe("Running");
+    expect((await count(sandbox.id)).secret).toBe(before.secret);
     await t.stack.sandboxes.delete(sandbox.id);
   });
 
@@ -176,9 +236,11 @@ describe("pauses to disk with memory, under gVisor on its own network stack", ()
     await t.stack.sandboxes.delete(sandbox.id);
   });
 
-  test("a sandbox with a network policy stays on host networking and pauses to disk with its files only", async () => {
+  test("a sandbox with a network policy pauses to disk with its files only", async () => {
     const sandbox = await create({ networkPolicy: { defaultAction: "deny", egress: [] } });
-    expect((await testDocker.getContainer(sandbox.id).inspect()).HostConfig.Runtime).toBe("runsc");
+    expect((await testDocker.getContainer(sandbox.id).inspect()).HostConfig.Runtime).toBe(
+      runtime.policyEngineRuntime,
+    );
     await t.stack.sandboxes.pause(sandbox.id, undefined, { to: "disk" });
     await stateOf(sandbox.id).toBe("Paused");
     expect((await t.stack.sandboxes.get(sandbox.id)).pause).toEqual({ to: "disk", memoryPreserved: false });

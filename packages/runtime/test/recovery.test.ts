@@ -234,7 +234,8 @@ describe("the reconciler", () => {
     let second: RuntimeStack | undefined;
     try {
       for (const id of ids) await bashIn(id, "echo kept > /root/kept.txt");
-      for (const id of [asleep.id, comingUp.id]) await sandboxes.pause(id, undefined, { to: "disk" });
+      for (const id of [asleep.id, comingUp.id])
+        await sandboxes.pause(id, undefined, { to: "disk", keepMemory: false });
       for (const id of [asleep.id, comingUp.id])
         await expect
           .poll(async () => (await sandboxes.get(id)).status.state, { timeout: 30_000 })

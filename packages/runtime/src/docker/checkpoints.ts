@@ -1,4 +1,6 @@
+import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import type Docker from "dockerode";
 
 /**
@@ -7,6 +9,24 @@ import type Docker from "dockerode";
  * it outlives this server, and goes when the container is removed with the sandbox.
  */
 export const checkpointName = "paddock-pause";
+
+/**
+ * Why runc sandboxes cannot be checkpointed here, or "" when they can (decision 0196): runc
+ * checkpoints with the `criu` it finds on its PATH, through Docker's checkpoint API, which only
+ * an engine in experimental mode serves. `criu check` fails on kernels newer than the CRIU (3.17,
+ * Debian 12's, on 6.13 and later); `make setup` installs one that passes in /usr/local/sbin.
+ */
+export async function runcCheckpointProblem(info: { ExperimentalBuild?: boolean }): Promise<string> {
+  if (!info.ExperimentalBuild) return 'the Docker engine is not in experimental mode ("experimental": true)';
+  try {
+    await promisify(execFile)("criu", ["check"], { timeout: 20_000 });
+    return "";
+  } catch (error) {
+    const { stderr, message } = error as { stderr?: string; message: string };
+    const why = (stderr ?? "").trim().split("\n").at(-1) || message;
+    return `\`criu check\` failed: ${why}`;
+  }
+}
 
 /** Docker's checkpoint calls, which dockerode makes but does not type. */
 interface CheckpointCalls {
@@ -20,9 +40,9 @@ function checkpointCalls(docker: Docker, sandboxId: string): CheckpointCalls {
 
 /**
  * Saves a sandbox's processes and memory to disk and ends its container (which frees the memory):
- * gVisor's `runsc checkpoint`, through Docker's checkpoint API. A checkpoint that fails leaves the
- * container as it was, running or frozen; if runsc had already ended it, it is started again
- * (its files kept, its processes anew) and the error says so.
+ * `runsc checkpoint` or runc's CRIU, through Docker's checkpoint API. A checkpoint that fails
+ * leaves the container as it was, running or frozen; if the runtime had already ended it, it is
+ * started again (its files kept, its processes anew) and the error says so.
  */
 export async function checkpointContainer(docker: Docker, sandboxId: string): Promise<void> {
   const container = docker.getContainer(sandboxId);
@@ -52,6 +72,23 @@ export async function checkpointContainer(docker: Docker, sandboxId: string): Pr
       cause: error,
     });
   }
+}
+
+/** Whether the sandbox's container has its checkpoint (a pause to disk that kept memory). */
+export async function hasCheckpoint(docker: Docker, sandboxId: string): Promise<boolean> {
+  const listed = await new Promise<unknown>((resolve, reject) =>
+    docker.modem.dial(
+      {
+        path: `/containers/${encodeURIComponent(sandboxId)}/checkpoints?`,
+        method: "GET",
+        statusCodes: { 200: true, 404: "no such container", 500: "server error" },
+      },
+      (error, data) => (error ? reject(error) : resolve(data)),
+    ),
+  ).catch(() => []);
+  return (
+    Array.isArray(listed) && listed.some((entry) => (entry as { Name?: string }).Name === checkpointName)
+  );
 }
 
 /** Starts a checkpointed sandbox's container from its checkpoint, then drops the checkpoint. */
@@ -92,8 +129,10 @@ function startFromCheckpoint(docker: Docker, sandboxId: string): Promise<unknown
  * Waits (up to `timeoutMs`) until this host has no open TCP connection to the sandbox, else
  * refuses the checkpoint (a stream still open: the sandbox stays where it was). runsc
  * drops open connections at a checkpoint (`--net-disconnect-ok`), and a Node server that held one
- * (execd) spins on it after the restore and answers nothing more; one closed before is harmless.
- * The server's kept-alive connections to execd close after 4 s idle.
+ * (execd) spins on it after the restore and answers nothing more; CRIU refuses to dump an
+ * established connection unless told to keep it, which would need the same peer after the
+ * restore. One closed before is harmless. The server's kept-alive connections to execd close
+ * after 4 s idle.
  */
 async function connectionsClosed(address: string, timeoutMs: number): Promise<void> {
   const wanted = hexAddress(address);

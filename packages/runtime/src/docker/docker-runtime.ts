@@ -33,11 +33,16 @@ import {
   type WorkloadSummary,
 } from "../runtime.js";
 import { egressUpstreamDns } from "../upstream-dns.js";
-import { checkpointContainer, restoreContainer } from "./checkpoints.js";
+import {
+  checkpointContainer,
+  hasCheckpoint,
+  restoreContainer,
+  runcCheckpointProblem,
+} from "./checkpoints.js";
 import { DiskQuotas } from "./disk-quota.js";
 import { ensureExecdVolume } from "./execd-volume.js";
 import { succeeds } from "./existence-check.js";
-import { runcIsolationHardening } from "./isolation-seccomp.js";
+import { dockerDefaultSeccompPath, runcIsolationHardening } from "./isolation-seccomp.js";
 import { demuxDockerLogs } from "./logs.js";
 import { MemoryKills } from "./memory-kills.js";
 import { ensureSandboxNetwork } from "./network.js";
@@ -91,7 +96,7 @@ export class DockerRuntime implements Runtime {
   }
 
   async start(): Promise<void> {
-    let info: { Runtimes?: Record<string, unknown>; Driver?: string };
+    let info: { Runtimes?: Record<string, unknown>; Driver?: string; ExperimentalBuild?: boolean };
     try {
       info = await this.docker.info();
     } catch (error) {
@@ -157,8 +162,23 @@ export class DockerRuntime implements Runtime {
     });
     this.execdVolume = await ensureExecdVolume(this.docker, this.config.runtime.execd_image);
     await removeStagingImages(this.docker, `${instanceLabel}=${this.config.server.instance}`);
-    if (this.resolvedSecureRuntime.type === "") this.runcHardening = await runcIsolationHardening();
+    if (this.resolvedSecureRuntime.type === "") {
+      this.runcHardening = await runcIsolationHardening();
+      // Without Paddock's seccomp profile, Node in the sandbox holds an io_uring CRIU cannot save.
+      this.runcCheckpoints = this.runcHardening
+        ? await runcCheckpointProblem(info)
+        : `Docker's default seccomp profile is not at ${dockerDefaultSeccompPath} (\`make setup\` puts it there)`;
+      if (this.runcCheckpoints) {
+        this.logger.info(
+          { why: this.runcCheckpoints },
+          "runc sandboxes pause to disk with their filesystem only (no checkpoints)",
+        );
+      }
+    }
   }
+
+  /** Why runc sandboxes cannot be checkpointed, "" when they can; unset under another runtime. */
+  private runcCheckpoints: string | undefined;
 
   private eventStream: NodeJS.ReadableStream | undefined;
   /** Whether each ended container was killed for memory, decided once (decision 0001). */
@@ -465,8 +485,9 @@ export class DockerRuntime implements Runtime {
   }
 
   /**
-   * In memory: the cgroup freezer. To disk: a sandbox on gVisor's own network stack is
-   * checkpointed with its processes and memory when `keepMemory` (decision 0194); any other is
+   * In memory: the cgroup freezer. To disk: a sandbox on gVisor's own network stack (decision
+   * 0194) or on runc with a working CRIU (decision 0196) is checkpointed with its processes and
+   * memory when `keepMemory`; any other is
    * stopped, its writable layer, disk quota, network files and volumes left in place, so a resume
    * starts it again on the same files (decision 0190). Its egress sidecar, which lives in its
    * network namespace, stops first.
@@ -508,13 +529,22 @@ export class DockerRuntime implements Runtime {
   }
 
   /**
-   * Whether runsc can checkpoint this sandbox: it runs on the netstack runtime (read from the
-   * container, so a sandbox created before a change of configuration keeps its own answer).
+   * Whether this sandbox can be checkpointed: under gVisor, it runs on the netstack runtime (read
+   * from the container, so a sandbox created before a change of configuration keeps its own
+   * answer); under runc, CRIU works here and the sandbox has no egress sidecar. (A restored
+   * sandbox's processes run at once, before a sidecar started after them could put its rules
+   * back.)
    */
+  /** Whether any sandbox here can be checkpointed (the engine's checkpoint API may be off). */
+  private runtimeCanCheckpoint(): boolean {
+    return Boolean(this.netstack) || this.runcCheckpoints === "";
+  }
+
   private async canCheckpoint(sandboxId: string): Promise<boolean> {
-    if (!this.netstack) return false;
-    const inspected = await this.docker.getContainer(sandboxId).inspect();
-    return inspected.HostConfig.Runtime === this.netstack.engineName;
+    const runtime = (await this.docker.getContainer(sandboxId).inspect()).HostConfig.Runtime;
+    if (this.netstack) return runtime === this.netstack.engineName;
+    if (this.runcCheckpoints !== "" || (runtime ?? "runc") !== "runc") return false;
+    return !(await succeeds(this.docker.getContainer(`${sandboxId}-egress`).inspect()));
   }
 
   async inspectWorkload(sandboxId: string): Promise<WorkloadStatus> {
@@ -534,12 +564,15 @@ export class DockerRuntime implements Runtime {
         finishedAtMs: Date.parse(state.FinishedAt),
         engineSaysOom: state.OOMKilled,
       }));
+    const checkpointed =
+      ended && this.runtimeCanCheckpoint() && (await hasCheckpoint(this.docker, sandboxId));
     return {
       state: state.Paused ? "paused" : state.Running ? "running" : "exited",
       containerId: inspected.Id,
       ...(address ? { address } : {}),
       ...(state.Running ? {} : { exitCode: state.ExitCode }),
       ...(oomKilled ? { oomKilled: true } : {}),
+      ...(checkpointed ? { checkpointed: true } : {}),
       ...(state.Error ? { error: state.Error } : {}),
     };
   }

@@ -8,10 +8,16 @@ describe("runc's seccomp profile for isolated sessions", () => {
   const dir = mkdtempSync(join(tmpdir(), "paddock-seccomp-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  test("is Docker's profile plus unshare limited to user, mount and PID namespaces, and mount", async () => {
+  test("is Docker's profile without io_uring, plus unshare limited to user, mount and PID namespaces, and mount", async () => {
     const base = {
       defaultAction: "SCMP_ACT_ERRNO",
-      syscalls: [{ names: ["read"], action: "SCMP_ACT_ALLOW" }],
+      syscalls: [
+        { names: ["read"], action: "SCMP_ACT_ALLOW" },
+        {
+          names: ["io_uring_enter", "io_uring_register", "io_uring_setup", "write"],
+          action: "SCMP_ACT_ALLOW",
+        },
+      ],
     };
     const path = join(dir, "default.json");
     writeFileSync(path, JSON.stringify(base));
@@ -21,6 +27,7 @@ describe("runc's seccomp profile for isolated sessions", () => {
     const profile = JSON.parse(hardening?.securityOpt.slice("seccomp=".length) ?? "{}");
     expect(profile.defaultAction).toBe("SCMP_ACT_ERRNO");
     expect(profile.syscalls[0]).toEqual(base.syscalls[0]);
+    expect(profile.syscalls[1]).toEqual({ names: ["write"], action: "SCMP_ACT_ALLOW" });
     const unshare = profile.syscalls.find((rule: { names: string[] }) => rule.names.includes("unshare"));
     const mask = unshare.args[0].value;
     // Masked with the refused flags, the argument must be 0: user, mount and PID pass, network does not.

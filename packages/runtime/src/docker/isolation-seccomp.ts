@@ -15,13 +15,15 @@ const CLONE_NEWPID = 0x20000000;
 const refusedUnshareFlags = ~(CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWPID) >>> 0;
 
 interface SeccompProfile {
-  syscalls: Array<Record<string, unknown>>;
+  syscalls: Array<{ names?: string[] } & Record<string, unknown>>;
 }
+
+const ioUring = new Set(["io_uring_setup", "io_uring_enter", "io_uring_register"]);
 
 /**
  * What a runc sandbox needs beyond the usual hardening so that execd's isolated sessions can
  * build a user + mount + PID namespace with an overlay of the workspace (decision 0090): Docker's
- * default profile plus unshare(2) limited to those three namespace kinds and mount/umount2
+ * default profile without io_uring, plus unshare(2) limited to those three namespace kinds and mount/umount2
  * (which the kernel still grants only inside a namespace the sandbox owns), and CAP_SETFCAP,
  * which the kernel requires to map root into a new user namespace. Undefined when Docker's
  * profile is not on this machine: sandboxes then keep the engine's built-in profile and execd
@@ -37,6 +39,12 @@ export async function runcIsolationHardening(
     return undefined;
   }
   if (!Array.isArray(profile.syscalls)) return undefined;
+  // No io_uring: it has been the kernel's most exploited interface of late (Docker's own profile
+  // refuses it from Engine 25, gVisor does not offer it), and CRIU cannot checkpoint a process
+  // holding a ring, Node's included (decision 0196). Refused, libuv falls back to epoll.
+  for (const rule of profile.syscalls) {
+    if (Array.isArray(rule.names)) rule.names = rule.names.filter((name) => !ioUring.has(name));
+  }
   profile.syscalls.push(
     {
       names: ["unshare"],
