@@ -76,10 +76,14 @@ describe.each(["gvisor", "runc"] as const)("sleep and wake through /v1 under %s"
       extensions: { "paddock.lifecycle.onTimeout": "pause" },
     });
     await sandbox.commands.run("echo on-disk > /root/kept.txt");
-    // Paused at the timeout (the expiry is spent), then to disk after disk_pause_after_seconds.
+    // Paused at the timeout (the expiry is spent), then to disk after disk_pause_after_seconds:
+    // under runc with its memory (CRIU, decision 0196), under gVisor here with its files only.
     await statusOf(sandbox.id).toMatchObject({
       state: "Paused",
-      message: "paused to disk, processes restart on resume (files kept)",
+      message:
+        runtime === "runc"
+          ? "paused to disk, processes and memory kept"
+          : "paused to disk, processes restart on resume (files kept)",
     });
     expect((await info(sandbox.id)).expiresAt).toBeUndefined();
 
