@@ -85,6 +85,15 @@ describe("configuration", () => {
     expect(() =>
       loadConfig({ file: file("[rate_limits]\nsignups_per_address_per_hour = -1\n"), env: {} }),
     ).toThrowError(/rate_limits.signups_per_address_per_hour/);
+    // A plan's idle default is applied to creates, and so bounded as a caller's idle timeout is.
+    expect(() =>
+      loadConfig({
+        file: file("[server]\nmax_sandbox_timeout_seconds = 1800\n[plans]\npro_idle_timeout_seconds = 3600\n"),
+        env: {},
+      }),
+    ).toThrowError(
+      /plans.pro_idle_timeout_seconds \(3600\) is above server.max_sandbox_timeout_seconds \(1800\)/,
+    );
   });
 
   test("volume sizes and the plans' volume counts take sizes and whole numbers, and refuse nonsense", () => {

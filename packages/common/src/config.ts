@@ -397,6 +397,11 @@ function validateLimits(config: PaddockConfig): void {
     wholeNumber(`plans.${plan}_max_sandboxes`, config.plans[`${plan}_max_sandboxes`], 0);
     wholeNumber(`plans.${plan}_max_api_keys`, config.plans[`${plan}_max_api_keys`], 0);
     wholeNumber(`plans.${plan}_idle_timeout_seconds`, config.plans[`${plan}_idle_timeout_seconds`], 0);
+    // The default lands on every create that does not set one, where it is bounded as a caller's is.
+    if (config.plans[`${plan}_idle_timeout_seconds`] > config.server.max_sandbox_timeout_seconds)
+      throw new ConfigError(
+        `plans.${plan}_idle_timeout_seconds (${config.plans[`${plan}_idle_timeout_seconds`]}) is above server.max_sandbox_timeout_seconds (${config.server.max_sandbox_timeout_seconds}); lower it, or raise the maximum`,
+      );
     wholeNumber(`plans.${plan}_max_paused_days`, config.plans[`${plan}_max_paused_days`], 0);
     wholeNumber(`plans.${plan}_max_volumes`, config.plans[`${plan}_max_volumes`], 0);
     const disk = config.plans[`${plan}_max_disk`];

@@ -46,7 +46,10 @@ export interface SandboxLifecycle {
   keepMemory: boolean;
   /** Seconds it may stay paused before it is deleted; null: kept. */
   maxPaused: number | null;
-  /** Its timeout in seconds, re-armed by a resume when `onTimeout` is "pause"; null: none. */
+  /**
+   * Its timeout in seconds, which runs while the sandbox does: a resume re-arms it when it was
+   * spent (paused at it, or passed while the sandbox slept); null: none.
+   */
   timeout: number | null;
 }
 

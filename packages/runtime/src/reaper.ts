@@ -7,7 +7,8 @@ import type { SandboxService } from "./sandbox-service.js";
 /**
  * Carries out every sandbox's lifecycle (decisions 0001 and 0190), from the database, so it
  * holds across restarts; among replicas, the holder of `lease` sweeps. Each sweep:
- * - a sandbox past its expiry is deleted, or paused when its `onTimeout` is "pause";
+ * - a Running sandbox past its expiry is deleted, or paused when its `onTimeout` is "pause"
+ *   (a paused sandbox's timeout does not run: a resume re-arms an expiry that passed meanwhile);
  * - a Running sandbox past its `idle_at` is paused, unless execd still has work in hand;
  * - a sandbox paused in memory for `diskPauseAfterMs` moves to disk;
  * - a sandbox paused past its `maxPaused` is deleted.
@@ -69,10 +70,9 @@ export class LifecycleReaper {
       });
       return;
     }
-    // onTimeout "pause": the expiry is spent (a resume re-arms it), and a Running sandbox pauses.
+    // onTimeout "pause": the expiry is spent (a resume re-arms it), and the sandbox pauses.
     await this.attempt(sandbox, "pausing an expired sandbox", async () => {
-      if (sandbox.status.state === "Running")
-        await this.service.pause(sandbox.id, undefined, { cause: "timeout" });
+      await this.service.pause(sandbox.id, undefined, { cause: "timeout" });
       await this.repository.setExpiresAt(sandbox.id, null);
     });
   }

@@ -97,8 +97,9 @@ export class SandboxRepository {
       .selectAll()
       .where("expires_at", "is not", null)
       .where("expires_at", "<=", now)
-      // A create still in flight is left alone until it settles.
-      .where("state", "in", ["Running", "Paused", "Failed"])
+      // A create still in flight is left alone until it settles; a paused sandbox's timeout
+      // does not run (its `maxPaused` bounds it, and a resume re-arms a spent expiry).
+      .where("state", "in", ["Running", "Failed"])
       .execute();
     return rows.map(fromRow);
   }

@@ -537,8 +537,11 @@ export class SandboxService implements SandboxOperations {
     }
     const { lifecycle } = sandbox;
     const now = Date.now();
-    // A sandbox paused at its timeout gets the same timeout again, from now.
-    const rearm = lifecycle.onTimeout === "pause" && lifecycle.timeout !== null && !sandbox.expiresAt;
+    // A sandbox paused at its timeout, or whose expiry passed while it slept (a paused sandbox
+    // does not expire, as on E2B), gets the same timeout again, from now.
+    const rearm =
+      lifecycle.timeout !== null &&
+      (sandbox.expiresAt ? Date.parse(sandbox.expiresAt) <= now : lifecycle.onTimeout === "pause");
     this.activity.forget(id);
     await this.deps.sandboxes.setState(id, "Resuming", "Running", {
       reason: "resumed",

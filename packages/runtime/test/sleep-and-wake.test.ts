@@ -141,6 +141,31 @@ describe.each(["gvisor", "runc"] as const)("sandboxes that sleep and wake, under
     await stateOf(sandbox.id).toBe("Paused");
   });
 
+  test("onTimeout kill: a paused sandbox outlives its expiry, and a resume re-arms the same timeout", async () => {
+    const sandbox = await create({ timeout: 2 });
+    await t.stack.sandboxes.pause(sandbox.id);
+    await stateOf(sandbox.id).toBe("Paused");
+    // Past its expiry, the reaper (every 200 ms here) leaves it asleep.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const asleep = await t.stack.sandboxes.get(sandbox.id);
+    expect(asleep.status.state).toBe("Paused");
+    expect(Date.parse(asleep.expiresAt ?? "")).toBeLessThan(Date.now());
+    const woken = await t.stack.sandboxes.wake(sandbox.id);
+    const left = Date.parse(woken.expiresAt ?? "") - Date.now();
+    expect(left).toBeGreaterThan(0);
+    expect(left).toBeLessThanOrEqual(2000);
+    await expect
+      .poll(
+        () =>
+          t.stack.sandboxes.get(sandbox.id).then(
+            () => "present",
+            () => "deleted",
+          ),
+        { timeout: 30_000 },
+      )
+      .toBe("deleted");
+  });
+
   test("a sandbox paused past its maxPaused is deleted", async () => {
     const sandbox = await create({ lifecycle: { maxPaused: 1 } });
     await t.stack.sandboxes.pause(sandbox.id);
