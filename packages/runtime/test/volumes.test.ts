@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Sandbox } from "../src/model.js";
-import { bashIn, openTestStack, type TestStack, testImage } from "../src/testing/index.js";
+import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../src/testing/index.js";
 
 const image = { uri: testImage };
 const entrypoint = ["sleep", "infinity"];
@@ -30,11 +31,15 @@ describe.each(["gvisor", "runc"] as const)("volumes under %s", (secure) => {
       volumes: [{ name: "data", mountPath: "/data", named: { name }, ...mount }],
     });
 
+  // A host directory the operator allows, which sandboxes mount read-write.
+  const hostDir = mkdtempSync(join(tmpdir(), "paddock-host-volume-"));
+
   beforeAll(async () => {
-    t = await openTestStack({ secure });
+    t = await openTestStack({ secure, config: { docker: { allowed_host_paths: [hostDir] } } });
   });
   afterAll(async () => {
     await t?.dispose();
+    rmSync(hostDir, { recursive: true, force: true });
   });
 
   test("a write past the size is ENOSPC and the sandbox lives on", async () => {
@@ -122,6 +127,43 @@ describe.each(["gvisor", "runc"] as const)("volumes under %s", (secure) => {
       code: "invalid_request",
       status: 400,
     });
+  });
+
+  test("a subPath swapped for a symlink while its sandbox slept on disk: the resume refuses to mount it", async () => {
+    await t.stack.volumes.create({ owner: "acct-a", name: "swap" });
+    const writer = await withVolume("swap");
+    await bashIn(writer.id, "mkdir /data/work && echo mine > /data/work/file");
+    const sleeper = await withVolume("swap", { subPath: "work" });
+    expect((await bashIn(sleeper.id, "cat /data/file")).output).toBe("mine\n");
+    await t.stack.sandboxes.pause(sleeper.id, undefined, { to: "disk", keepMemory: false });
+    await expect
+      .poll(async () => (await t.stack.sandboxes.get(sleeper.id)).status.state, { timeout: 60_000 })
+      .toBe("Paused");
+    // The engine would follow it at the next start, to the host's root.
+    await bashIn(writer.id, "mv /data/work /data/work.old && ln -s / /data/work");
+
+    await expect(t.stack.sandboxes.wake(sleeper.id)).rejects.toMatchObject({ status: 502 });
+    const failed = await t.stack.sandboxes.get(sleeper.id);
+    expect(failed.status).toMatchObject({ state: "Failed", reason: "resume_failed" });
+    expect(failed.status.message).toContain("a symlink");
+    expect((await testDocker.getContainer(sleeper.id).inspect()).State.Running).toBe(false);
+  });
+
+  test("a host volume reached through a symlink a sandbox left is refused, by path and by subPath", async () => {
+    const host = (path: string, subPath?: string) =>
+      t.stack.sandboxes.create({
+        image,
+        entrypoint,
+        volumes: [{ name: "host", mountPath: "/host", host: { path }, ...(subPath ? { subPath } : {}) }],
+      });
+    const writer = await host(hostDir);
+    await bashIn(writer.id, "mkdir -p /host/real && ln -s / /host/escape");
+    const refused = { code: "invalid_request", status: 400 };
+    await expect(host(join(hostDir, "escape"))).rejects.toMatchObject(refused);
+    await expect(host(hostDir, "escape")).rejects.toMatchObject(refused);
+    await expect(host(hostDir, "escape/etc")).rejects.toMatchObject(refused);
+    const fine = await host(hostDir, "real");
+    expect((await bashIn(fine.id, "ls -a /host")).output).toBe(".\n..\n");
   });
 
   test("a restart mounts again a volume the host no longer has mounted", async () => {

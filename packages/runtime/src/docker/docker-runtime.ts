@@ -52,12 +52,21 @@ import { killRunscLeftovers } from "./runsc-leftovers.js";
 import { resolveDockerSecureRuntime, resolveNetstackRuntime } from "./secure-runtime.js";
 import { commitSnapshotImage, removeStagingImages, snapshotProblem } from "./snapshot-image.js";
 import { VolumeImages } from "./volume-images.js";
-import { type Mount, mountsFor, removeOwnedVolumes, removeVolumesCreatedBy } from "./volumes.js";
+import {
+  type CheckedPath,
+  checkPathsAgain,
+  type Mount,
+  mountsFor,
+  removeOwnedVolumes,
+  removeVolumesCreatedBy,
+} from "./volumes.js";
 
 export const managedLabel = "paddock.managed";
 export const roleLabel = "paddock.role";
 export const sandboxLabel = "paddock.sandbox";
 export const instanceLabel = "paddock.instance";
+/** The volume paths to check again before each start of a stopped sandbox (`CheckedPath[]`). */
+const checkedPathsLabel = "paddock.checked-paths";
 
 export class DockerRuntime implements Runtime {
   readonly kind = "docker" as const;
@@ -293,7 +302,10 @@ export class DockerRuntime implements Runtime {
     const phases = new PhaseTimer();
     try {
       const hostname = spec.sandboxId.slice(0, 63);
-      const [imageEnv, mounts] = await Promise.all([this.imageEnv(spec.image), mountsFor(this.docker, spec)]);
+      const [imageEnv, { mounts, checkedPaths }] = await Promise.all([
+        this.imageEnv(spec.image),
+        mountsFor(this.docker, spec),
+      ]);
       phases.end("image and volumes");
       // Not beside the two above: a refused volume would have the cleanup below run while these
       // were still being mounted, and leave them mounted.
@@ -318,6 +330,7 @@ export class DockerRuntime implements Runtime {
           [instanceLabel]: this.config.server.instance,
           [roleLabel]: "sandbox",
           [sandboxLabel]: spec.sandboxId,
+          ...(checkedPaths.length ? { [checkedPathsLabel]: JSON.stringify(checkedPaths) } : {}),
         },
         HostConfig: {
           ...(engineRuntime ? { Runtime: engineRuntime } : {}),
@@ -520,6 +533,9 @@ export class DockerRuntime implements Runtime {
       await container.unpause();
       return;
     }
+    // The engine resolves the volumes' paths again at this start.
+    const labels = (await container.inspect()).Config.Labels ?? {};
+    await checkPathsAgain(JSON.parse(labels[checkedPathsLabel] ?? "[]") as CheckedPath[]);
     if (options.from.memoryPreserved) await restoreContainer(this.docker, sandboxId);
     else await container.start().catch(notModified);
     const sidecar = this.docker.getContainer(`${sandboxId}-egress`);

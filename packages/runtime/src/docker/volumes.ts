@@ -12,13 +12,33 @@ const ownerLabel = "paddock.volume-owner";
 const creatorLabel = "paddock.volume-created-by";
 
 /**
- * Docker mounts for a sandbox's volumes. Host paths have already been checked against the
- * operator's allow-list; named volumes are created when asked, labelled with the sandbox that
- * must delete them. A read-only volume is mounted through a read-only view made for this
- * sandbox, so the host refuses its writes whatever the sandbox remounts (decision 0002).
+ * A path the engine resolves again at every start of the sandbox's container (a resume from disk
+ * included): `path`, below `root`, was reached through no symlink at create, and must still be.
+ * Sandboxes can write below `root` (a volume's files, a host directory), so between two starts
+ * one could put a symlink in its place, and the engine would follow it out of the volume.
  */
-export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mount[]> {
+export interface CheckedPath {
+  root: string;
+  path: string;
+}
+
+/**
+ * Docker mounts for a sandbox's volumes, and the paths to check again before each start of it.
+ * Host paths have already been checked against the operator's allow-list; named volumes are
+ * created when asked, labelled with the sandbox that must delete them. A read-only volume is
+ * mounted through a read-only view made for this sandbox, so the host refuses its writes whatever
+ * the sandbox remounts (decision 0002).
+ */
+export async function mountsFor(
+  docker: Docker,
+  spec: WorkloadSpec,
+): Promise<{ mounts: Mount[]; checkedPaths: CheckedPath[] }> {
   const mounts: Mount[] = [];
+  const checkedPaths: CheckedPath[] = [];
+  const within = async (root: string, subPath: string, name: string) => {
+    if (subPath) checkedPaths.push({ root, path: subPath });
+    return directoryWithin(root, subPath, name);
+  };
   for (const [index, volume] of spec.volumes.entries()) {
     const view = volume.readOnly ? `paddock-ro-${spec.sandboxId}-${index}` : undefined;
     const viewLabels = {
@@ -28,7 +48,7 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
     };
     if (volume.managed) {
       // A registry volume (decision 0192): its filesystem's directory, or one inside it.
-      const source = await directoryWithin(volume.managed.directory, volume.subPath ?? "", volume.name);
+      const source = await within(volume.managed.directory, volume.subPath ?? "", volume.name);
       if (view) {
         await createReadOnlyView(docker, view, source, viewLabels);
         mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
@@ -36,7 +56,10 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
         mounts.push({ Type: "bind", Source: source, Target: volume.mountPath, ReadOnly: false });
       }
     } else if (volume.host) {
-      const source = volume.subPath ? posix.join(volume.host.path, volume.subPath) : volume.host.path;
+      const source = await hostPathWithoutSymlinks(
+        volume.subPath ? posix.join(volume.host.path, volume.subPath) : volume.host.path,
+      );
+      checkedPaths.push({ root: "/", path: source.slice(1) });
       if (view) {
         await createReadOnlyView(docker, view, await viewableHostDirectory(source), viewLabels);
         mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
@@ -60,18 +83,63 @@ export async function mountsFor(docker: Docker, spec: WorkloadSpec): Promise<Mou
         await createReadOnlyView(
           docker,
           view,
-          await volumeDirectory(docker, name, volume.subPath ?? ""),
+          await volumeDirectory(docker, name, volume.subPath ?? "", within),
           viewLabels,
         );
         mounts.push({ Type: "volume", Source: view, Target: volume.mountPath, ReadOnly: true });
       } else if (volume.subPath) {
-        mounts.push(await volumeSubPathMount(docker, name, volume.subPath, volume.mountPath));
+        mounts.push(await volumeSubPathMount(docker, name, volume.subPath, volume.mountPath, within));
       } else {
         mounts.push({ Type: "volume", Source: name, Target: volume.mountPath, ReadOnly: false });
       }
     }
   }
-  return mounts;
+  return { mounts, checkedPaths };
+}
+
+/**
+ * Before a start of a stopped sandbox: each checked path is still reached through no symlink.
+ * Refused otherwise (the engine would follow the symlink out of the volume), naming the path.
+ */
+export async function checkPathsAgain(paths: CheckedPath[]): Promise<void> {
+  for (const { root, path } of paths) {
+    let current = root;
+    const parts = path.split("/").filter((part) => part !== "" && part !== ".");
+    for (const [index, part] of parts.entries()) {
+      current = posix.join(current, part);
+      const stats = await lstat(current).catch(() => undefined);
+      const last = index === parts.length - 1;
+      if (!stats || stats.isSymbolicLink() || (!last && !stats.isDirectory())) {
+        throw new PaddockError(
+          Errors.invalidRequest,
+          `volume path ${posix.join(root, path)} is no longer reached through directories only (${current} is ${stats ? (stats.isSymbolicLink() ? "a symlink" : "not a directory") : "gone"}): the sandbox's volumes are not mounted`,
+        );
+      }
+    }
+  }
+}
+
+/**
+ * A host volume's path, refused when a symlink is on the way: below the operator's prefix a
+ * sandbox may write (a host directory mounted read-write), and a symlink it left would take the
+ * mount anywhere on the host. The path itself may be missing (Docker then says so).
+ */
+async function hostPathWithoutSymlinks(path: string): Promise<string> {
+  const normalized = posix.normalize(path).replace(/(.)\/$/, "$1");
+  const parts = normalized.split("/").filter((part) => part !== "");
+  let current = "/";
+  for (const part of parts) {
+    current = posix.join(current, part);
+    const stats = await lstat(current).catch(() => undefined);
+    if (!stats) break;
+    if (stats.isSymbolicLink()) {
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `host path ${path}: ${current} is a symlink; a host volume must be reached through no symlink`,
+      );
+    }
+  }
+  return normalized;
 }
 
 /**
@@ -104,6 +172,7 @@ async function volumeSubPathMount(
   name: string,
   subPath: string,
   target: string,
+  within: typeof directoryWithin,
 ): Promise<Mount> {
   const parts = subPath.split("/").filter((part) => part !== "" && part !== ".");
   if (parts.length === 0) return { Type: "volume", Source: name, Target: target, ReadOnly: false };
@@ -118,14 +187,19 @@ async function volumeSubPathMount(
   }
   return {
     Type: "bind",
-    Source: await volumeDirectory(docker, name, subPath),
+    Source: await volumeDirectory(docker, name, subPath, within),
     Target: target,
     ReadOnly: false,
   };
 }
 
 /** The host directory of a local named volume, or of a subpath inside it (see `directoryWithin`). */
-async function volumeDirectory(docker: Docker, name: string, subPath: string): Promise<string> {
+async function volumeDirectory(
+  docker: Docker,
+  name: string,
+  subPath: string,
+  within: typeof directoryWithin,
+): Promise<string> {
   const mountpoint = await plainVolumeDirectory(docker, name);
   if (!mountpoint || !(await isRealDirectory(mountpoint))) {
     throw new PaddockError(
@@ -133,7 +207,7 @@ async function volumeDirectory(docker: Docker, name: string, subPath: string): P
       `volume ${name}: a subPath or a read-only mount needs a plain local volume on this host`,
     );
   }
-  return directoryWithin(mountpoint, subPath, name);
+  return within(mountpoint, subPath, name);
 }
 
 /**
