@@ -355,4 +355,36 @@ describe("the /v1 API beyond one sandbox", () => {
     );
     expect(status).toBe(401);
   });
+
+  test("a WebSocket open through the proxy keeps an idle sandbox awake, silent or not; closed, it idles out", async () => {
+    const sandbox = await json(
+      await t.api("/v1/sandboxes", {
+        method: "POST",
+        body: JSON.stringify({
+          image: { uri: "paddock/template-node:latest" },
+          entrypoint: ["node", "-e", wsEchoServer],
+          timeout: 600,
+          extensions: { "paddock.lifecycle.idleTimeout": "2" },
+        }),
+      }),
+    );
+    const endpoint = await json(await t.api(`/v1/sandboxes/${sandbox.id}/endpoints/8080`));
+    await expect
+      .poll(async () => (await fetch(`http://${endpoint.endpoint}/`, { headers: endpoint.headers })).status, {
+        timeout: 20_000,
+      })
+      .toBe(200);
+    const socket = new WebSocket(`ws://${endpoint.endpoint}/socket`, { headers: endpoint.headers });
+    await new Promise((resolve, reject) => {
+      socket.on("open", resolve);
+      socket.on("error", reject);
+    });
+    const state = async () => (await json(await t.api(`/v1/sandboxes/${sandbox.id}`))).status.state;
+    // Three idle timeouts with nothing said on the socket.
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    expect(await state()).toBe("Running");
+    socket.close();
+    await expect.poll(state, { timeout: 30_000, interval: 200 }).toBe("Paused");
+    expect((await t.api(`/v1/sandboxes/${sandbox.id}`, { method: "DELETE" })).status).toBe(204);
+  });
 });

@@ -53,17 +53,12 @@ function endWhenGone(target: ProxyTarget, end: () => void): () => void {
   return () => clearInterval(timer);
 }
 
-/** A `stillThere` for routes over SandboxOperations: false once the sandbox is deleted or ending. */
+/**
+ * A `stillThere` for routes over SandboxOperations: false once the sandbox is deleted or ending;
+ * each ask while the sandbox runs counts the open exchange as use.
+ */
 export function sandboxStillThere(sandboxes: SandboxOperations, sandboxId: string): () => Promise<boolean> {
-  return async () => {
-    try {
-      const { state } = (await sandboxes.get(sandboxId)).status;
-      return state !== "Stopping" && state !== "Terminated" && state !== "Failed";
-    } catch (error) {
-      if (isPaddockError(error) && error.status === 404) return false;
-      throw error;
-    }
-  };
+  return () => sandboxes.exchangeOpen(sandboxId);
 }
 
 /** Headers that are ours, not the sandbox's: never forwarded. */
@@ -189,6 +184,8 @@ export function attachUpgradeProxy(
           upstream.pipe(socket);
           socket.pipe(upstream);
         });
+        // Asked at once too: an open WebSocket holds its sandbox awake from the start.
+        target.stillThere?.().catch(() => {});
         const stopWatching = endWhenGone(target, () => socket.destroy());
         upstream.on("error", () => socket.destroy());
         socket.on("close", () => {

@@ -12,6 +12,7 @@ const remembered = 10_000;
  * costs a row write per interval, not one per call.
  */
 export class SandboxActivity {
+  /** Per sandbox, what its last write counted from (a use's time, plus any hold). */
   private readonly lastWrite = new Map<string, number>();
 
   constructor(
@@ -19,15 +20,21 @@ export class SandboxActivity {
     private readonly logger: Logger,
   ) {}
 
-  used(sandbox: Sandbox): void {
+  /**
+   * `holdMs` keeps it awake that much longer than its idle timeout: for uses that are checks of
+   * something still open, made every few seconds, which must not let it idle out in between.
+   */
+  used(sandbox: Sandbox, holdMs = 0): void {
     const now = Date.now();
     const interval = Math.min(5000, (sandbox.lifecycle.idleTimeout ?? Number.POSITIVE_INFINITY) * 250);
-    if (now - (this.lastWrite.get(sandbox.id) ?? 0) < interval) return;
+    // Written when it moves the idle time on by an interval, so a first hold is written at once.
+    const awakeUntil = now + holdMs;
+    if (awakeUntil - (this.lastWrite.get(sandbox.id) ?? 0) < interval) return;
     this.lastWrite.delete(sandbox.id);
     if (this.lastWrite.size >= remembered)
       this.lastWrite.delete(this.lastWrite.keys().next().value as string);
-    this.lastWrite.set(sandbox.id, now);
-    const idleAt = idleAtFrom(sandbox.lifecycle, now) ?? null;
+    this.lastWrite.set(sandbox.id, awakeUntil);
+    const idleAt = idleAtFrom(sandbox.lifecycle, awakeUntil) ?? null;
     this.repository
       .touch(sandbox.id, new Date(now).toISOString(), idleAt)
       .catch((error) => this.logger.warn({ sandboxId: sandbox.id, err: error }, "recording a use failed"));

@@ -49,6 +49,12 @@ export interface SandboxOperations {
   /** Where this server reaches a port of the sandbox (its address on the sandbox network). */
   target(id: string, port: number, owner?: string | null): Promise<{ host: string; port: number }>;
   /**
+   * Asked every few seconds while an exchange with the sandbox stays open (a proxied WebSocket
+   * or stream): whether the sandbox is still there (not ending or gone); while it runs, the
+   * exchange counts as use, so an open stream keeps it from idling out (decision 0190).
+   */
+  exchangeOpen(id: string): Promise<boolean>;
+  /**
    * Asked when the sandbox stops answering: if its container ended on its own (an OOM kill, a
    * crash), the record becomes Failed at once and the error to give the caller is returned.
    */

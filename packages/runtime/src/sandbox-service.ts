@@ -625,6 +625,15 @@ export class SandboxService implements SandboxOperations {
     return { host, port };
   }
 
+  async exchangeOpen(id: string): Promise<boolean> {
+    const sandbox = await this.deps.sandboxes.find(id);
+    if (!sandbox) return false;
+    const { state } = sandbox.status;
+    // Held past its idle timeout until the next ask or two have had their chance.
+    if (state === "Running") this.activity.used(sandbox, 10_000);
+    return state !== "Stopping" && state !== "Terminated" && state !== "Failed";
+  }
+
   /**
    * Whether execd still has work in hand: a request in flight, or (with `processesKeepAwake`)
    * something it started still running. A busy sandbox's idle time starts again (decision 0190).
