@@ -33,6 +33,11 @@ describe("the stock e2b SDK: volumes", () => {
     expect((await Sandbox.getInfo(writer.sandboxId)).volumeMounts).toEqual([
       { name: "e2b-data", path: "/mnt/data" },
     ]);
+    // The list says the same of each sandbox.
+    const listed = await Sandbox.list().nextItems();
+    expect(listed.find((info) => info.sandboxId === reader.sandboxId)?.volumeMounts).toEqual([
+      { name: "e2b-data", path: "/mnt/shared" },
+    ]);
 
     // In use: refused, and the volume stays.
     await expect(Volume.destroy(volume.volumeId)).rejects.toThrow(/mounted by/);

@@ -377,10 +377,14 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     return found.sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
   };
 
+  /** The sandboxes as E2B lists them, with the volumes each mounts. */
+  const listed = async (sandboxes: Sandbox[]) => {
+    const mounts = await options.volumes.mountsOf(sandboxes.map((sandbox) => sandbox.id));
+    return sandboxes.map((sandbox) => listedSandbox(sandbox, context, mounts.get(sandbox.id)));
+  };
+
   app.get("/sandboxes", { schema: { ...hidden, querystring: ListQuery } }, async (request) =>
-    (await listAll(request, ["running"], metadataFilter(request.query.metadata))).map((sandbox) =>
-      listedSandbox(sandbox, context),
-    ),
+    listed(await listAll(request, ["running"], metadataFilter(request.query.metadata))),
   );
 
   app.get("/v2/sandboxes", { schema: { ...hidden, querystring: ListQuery } }, async (request, reply) => {
@@ -400,13 +404,13 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       reply.header("x-next-token", Buffer.from(String(offset + limit)).toString("base64url"));
     }
     reply.header("x-total-running", String(matching.filter((s) => e2bState(s) === "running").length));
-    return page.map((sandbox) => listedSandbox(sandbox, context));
+    return listed(page);
   });
 
   const one = { ...hidden, params: SandboxParams };
   app.get("/sandboxes/:sandboxID", { schema: one }, async (request) => {
     const sandbox = await visible(request, request.params.sandboxID);
-    return detailedSandbox(sandbox, context, await options.volumes.mountsOf(sandbox.id));
+    return detailedSandbox(sandbox, context, (await options.volumes.mountsOf([sandbox.id])).get(sandbox.id));
   });
 
   app.delete("/sandboxes/:sandboxID", { schema: one }, async (request, reply) => {

@@ -76,8 +76,8 @@ export function createdSandbox(sandbox: Sandbox, context: WireContext, alias?: s
   };
 }
 
-/** E2B's `ListedSandbox`. */
-export function listedSandbox(sandbox: Sandbox, context: WireContext) {
+/** E2B's `ListedSandbox`, with the volumes the sandbox mounts. */
+export function listedSandbox(sandbox: Sandbox, context: WireContext, mounts: VolumeMount[] = []) {
   return {
     templateID: sandbox.template ?? "",
     sandboxID: sandbox.id,
@@ -88,16 +88,15 @@ export function listedSandbox(sandbox: Sandbox, context: WireContext) {
     metadata: sandbox.metadata,
     state: e2bState(sandbox) ?? "running",
     envdVersion: E2B_ENVD_VERSION,
-    volumeMounts: [],
+    volumeMounts: mounts.map((mount) => ({ name: mount.name, path: mount.mountPath })),
   };
 }
 
-/** E2B's `SandboxDetail`, with the volumes the sandbox mounts. */
+/** E2B's `SandboxDetail`. */
 export function detailedSandbox(sandbox: Sandbox, context: WireContext, mounts: VolumeMount[] = []) {
   const policy = sandbox.networkPolicy;
   return {
-    ...listedSandbox(sandbox, context),
-    volumeMounts: mounts.map((mount) => ({ name: mount.name, path: mount.mountPath })),
+    ...listedSandbox(sandbox, context, mounts),
     envdAccessToken: envdAccessToken(context.secretKey, sandbox.id),
     domain: context.domain,
     ...(policy ? { allowInternetAccess: policy.defaultAction !== "deny" } : {}),

@@ -59,7 +59,8 @@ describe.each(testEngines)("the volume registry's rows on %s", (engine) => {
       ]);
       if (created?.status === "fulfilled") {
         expect(removed).toMatchObject({ status: "rejected", reason: { code: "volume_in_use" } });
-        expect(await volumes[0]?.mountsOf(`sbx-contended-${round}`)).toHaveLength(1);
+        const mounts = await volumes[0]?.mountsOf([`sbx-contended-${round}`]);
+        expect(mounts?.get(`sbx-contended-${round}`)).toHaveLength(1);
       } else {
         expect(removed).toMatchObject({ status: "fulfilled", value: true });
         expect(created?.reason).toMatchObject({ code: "volume_not_found" });

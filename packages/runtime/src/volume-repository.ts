@@ -92,21 +92,32 @@ export class VolumeRepository {
     });
   }
 
-  /** The volumes a sandbox mounts, by mount path. */
-  async mountsOf(sandboxId: string): Promise<VolumeMount[]> {
+  /** The volumes each of the sandboxes mounts, by mount path, keyed by sandbox (one query). */
+  async mountsOf(sandboxIds: string[]): Promise<Map<string, VolumeMount[]>> {
+    const mounts = new Map(sandboxIds.map((id) => [id, [] as VolumeMount[]]));
+    if (sandboxIds.length === 0) return mounts;
     const rows = await this.db
       .selectFrom("sandbox_volumes")
       .innerJoin("volumes", "volumes.id", "sandbox_volumes.volume_id")
-      .select(["volumes.id", "volumes.name", "sandbox_volumes.mount_path", "sandbox_volumes.read_only"])
-      .where("sandbox_volumes.sandbox_id", "=", sandboxId)
+      .select([
+        "sandbox_volumes.sandbox_id",
+        "volumes.id",
+        "volumes.name",
+        "sandbox_volumes.mount_path",
+        "sandbox_volumes.read_only",
+      ])
+      .where("sandbox_volumes.sandbox_id", "in", sandboxIds)
       .orderBy("sandbox_volumes.mount_path")
       .execute();
-    return rows.map((row) => ({
-      volumeId: row.id,
-      name: row.name,
-      mountPath: row.mount_path,
-      readOnly: Number(row.read_only) === 1,
-    }));
+    for (const row of rows) {
+      mounts.get(row.sandbox_id)?.push({
+        volumeId: row.id,
+        name: row.name,
+        mountPath: row.mount_path,
+        readOnly: Number(row.read_only) === 1,
+      });
+    }
+    return mounts;
   }
 
   async remove(id: string): Promise<boolean> {

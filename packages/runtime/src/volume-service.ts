@@ -37,8 +37,11 @@ export interface VolumeOperations {
   list(owner?: string | null): Promise<Volume[]>;
   /** Unmounts and deletes the volume; `volume_in_use` while a sandbox that exists mounts it. */
   delete(id: string, owner?: string | null): Promise<void>;
-  /** The registry volumes a sandbox mounts; the caller has checked the sandbox is the owner's. */
-  mountsOf(sandboxId: string): Promise<VolumeMount[]>;
+  /**
+   * The registry volumes each sandbox mounts, keyed by sandbox; the caller has checked the
+   * sandboxes are the owner's.
+   */
+  mountsOf(sandboxIds: string[]): Promise<Map<string, VolumeMount[]>>;
 }
 
 /** A sandbox's volumes resolved to host directories, and how to undo what resolving made. */
@@ -190,8 +193,8 @@ export class VolumeService implements VolumeOperations {
   }
 
   /** The registry volumes a sandbox mounts (none for another owner's sandbox: ask after checking it). */
-  mountsOf(sandboxId: string): Promise<VolumeMount[]> {
-    return this.deps.repository.mountsOf(sandboxId);
+  mountsOf(sandboxIds: string[]): Promise<Map<string, VolumeMount[]>> {
+    return this.deps.repository.mountsOf(sandboxIds);
   }
 
   /** A removed sandbox's volumes are free; those made to go with it go now. */
