@@ -88,7 +88,9 @@ describe("configuration", () => {
     // A plan's idle default is applied to creates, and so bounded as a caller's idle timeout is.
     expect(() =>
       loadConfig({
-        file: file("[server]\nmax_sandbox_timeout_seconds = 1800\n[plans]\npro_idle_timeout_seconds = 3600\n"),
+        file: file(
+          "[server]\nmax_sandbox_timeout_seconds = 1800\n[plans]\npro_idle_timeout_seconds = 3600\n",
+        ),
         env: {},
       }),
     ).toThrowError(
