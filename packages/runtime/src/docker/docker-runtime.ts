@@ -500,10 +500,9 @@ export class DockerRuntime implements Runtime {
   /**
    * In memory: the cgroup freezer. To disk: a sandbox on gVisor's own network stack (decision
    * 0194) or on runc with a working CRIU (decision 0196) is checkpointed with its processes and
-   * memory when `keepMemory`; any other is
-   * stopped, its writable layer, disk quota, network files and volumes left in place, so a resume
-   * starts it again on the same files (decision 0190). Its egress sidecar, which lives in its
-   * network namespace, stops first.
+   * memory when `keepMemory`; any other is stopped, its writable layer, disk quota, network files
+   * and volumes left in place, so a resume starts it again on the same files (decision 0190). Its
+   * egress sidecar, which lives in its network namespace, stops first.
    */
   async pauseWorkload(
     sandboxId: string,
@@ -544,6 +543,11 @@ export class DockerRuntime implements Runtime {
     await this.serving(sandboxId, options.execdToken, egress);
   }
 
+  /** Whether any sandbox here can be checkpointed (the engine's checkpoint API may be off). */
+  private runtimeCanCheckpoint(): boolean {
+    return Boolean(this.netstack) || this.runcCheckpoints === "";
+  }
+
   /**
    * Whether this sandbox can be checkpointed: under gVisor, it runs on the netstack runtime (read
    * from the container, so a sandbox created before a change of configuration keeps its own
@@ -551,11 +555,6 @@ export class DockerRuntime implements Runtime {
    * sandbox's processes run at once, before a sidecar started after them could put its rules
    * back.)
    */
-  /** Whether any sandbox here can be checkpointed (the engine's checkpoint API may be off). */
-  private runtimeCanCheckpoint(): boolean {
-    return Boolean(this.netstack) || this.runcCheckpoints === "";
-  }
-
   private async canCheckpoint(sandboxId: string): Promise<boolean> {
     const runtime = (await this.docker.getContainer(sandboxId).inspect()).HostConfig.Runtime;
     if (this.netstack) return runtime === this.netstack.engineName;
