@@ -103,12 +103,7 @@ export async function mountsFor(
  */
 export async function checkPathsAgain(paths: CheckedPath[]): Promise<void> {
   for (const { root, path } of paths) {
-    let current = root;
-    const parts = path.split("/").filter((part) => part !== "" && part !== ".");
-    for (const [index, part] of parts.entries()) {
-      current = posix.join(current, part);
-      const stats = await lstat(current).catch(() => undefined);
-      const last = index === parts.length - 1;
+    for await (const { current, stats, last } of componentsBelow(root, path)) {
       if (!stats || stats.isSymbolicLink() || (!last && !stats.isDirectory())) {
         throw new PaddockError(
           Errors.invalidRequest,
@@ -126,11 +121,7 @@ export async function checkPathsAgain(paths: CheckedPath[]): Promise<void> {
  */
 async function hostPathWithoutSymlinks(path: string): Promise<string> {
   const normalized = posix.normalize(path).replace(/(.)\/$/, "$1");
-  const parts = normalized.split("/").filter((part) => part !== "");
-  let current = "/";
-  for (const part of parts) {
-    current = posix.join(current, part);
-    const stats = await lstat(current).catch(() => undefined);
+  for await (const { current, stats } of componentsBelow("/", normalized)) {
     if (!stats) break;
     if (stats.isSymbolicLink()) {
       throw new PaddockError(
@@ -140,6 +131,17 @@ async function hostPathWithoutSymlinks(path: string): Promise<string> {
     }
   }
   return normalized;
+}
+
+/** Each component of `path` below `root`, in order, as lstat(2) finds it (undefined: missing). */
+async function* componentsBelow(root: string, path: string) {
+  const parts = path.split("/").filter((part) => part !== "" && part !== ".");
+  let current = root;
+  for (const [index, part] of parts.entries()) {
+    current = posix.join(current, part);
+    const stats = await lstat(current).catch(() => undefined);
+    yield { current, stats, last: index === parts.length - 1 };
+  }
 }
 
 /**
