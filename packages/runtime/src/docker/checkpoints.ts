@@ -30,6 +30,7 @@ export async function runcCheckpointProblem(info: { ExperimentalBuild?: boolean 
 
 /** Docker's checkpoint calls, which dockerode makes but does not type. */
 interface CheckpointCalls {
+  listCheckpoint(options: Record<string, never>): Promise<Array<{ Name?: string }>>;
   createCheckpoint(options: { CheckpointID: string; Exit: boolean }): Promise<unknown>;
   deleteCheckpoint(name: string): Promise<unknown>;
 }
@@ -76,19 +77,10 @@ export async function checkpointContainer(docker: Docker, sandboxId: string): Pr
 
 /** Whether the sandbox's container has its checkpoint (a pause to disk that kept memory). */
 export async function hasCheckpoint(docker: Docker, sandboxId: string): Promise<boolean> {
-  const listed = await new Promise<unknown>((resolve, reject) =>
-    docker.modem.dial(
-      {
-        path: `/containers/${encodeURIComponent(sandboxId)}/checkpoints?`,
-        method: "GET",
-        statusCodes: { 200: true, 404: "no such container", 500: "server error" },
-      },
-      (error, data) => (error ? reject(error) : resolve(data)),
-    ),
-  ).catch(() => []);
-  return (
-    Array.isArray(listed) && listed.some((entry) => (entry as { Name?: string }).Name === checkpointName)
-  );
+  const listed = await checkpointCalls(docker, sandboxId)
+    .listCheckpoint({})
+    .catch(() => []);
+  return listed.some((entry) => entry.Name === checkpointName);
 }
 
 /** Starts a checkpointed sandbox's container from its checkpoint, then drops the checkpoint. */
