@@ -8,7 +8,7 @@
 import { resolve } from "node:path";
 import { parseCpuMillis, parseMemoryBytes } from "../../packages/common/src/quantities.js";
 import { waitForHttp } from "../../packages/runtime/src/readiness.js";
-import { loadTemplates, type Template } from "../../packages/runtime/src/templates.js";
+import { loadTemplates, type Template } from "../../packages/runtime/src/templates/manifests.js";
 import { startTestServer, type TestServer } from "../../packages/server/src/testing.js";
 import { markdownTable, type Row, run, summarize, timed, writeResults } from "../lib.js";
 

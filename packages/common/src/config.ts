@@ -131,6 +131,15 @@ export const defaultConfig = {
   templates: {
     /** Directory of `<id>/template.toml` files. */
     dir: "templates",
+    /** Longest an account's template build may run (decision 0197). */
+    build_timeout_seconds: 1800,
+    /** CPUs and memory each build step gets. */
+    build_cpu: "2",
+    build_memory: "4Gi",
+    /** Largest image a build may make, every layer counted; a build past it stops. */
+    max_image_size: "20Gi",
+    /** Largest archive of build files (a context, or E2B's files) one upload may carry. */
+    max_build_files_bytes: 2 * 2 ** 30,
   },
   pools: {
     /** Warm sandboxes kept ready per template id, e.g. `{ python = 5, node = 2 }` (env: "python=5,node=2"). */
@@ -158,12 +167,18 @@ export const defaultConfig = {
     free_max_paused_days: 30,
     /** Volumes an account may hold; their sizes count against `<plan>_max_disk` with its sandboxes'. */
     free_max_volumes: 5,
+    /** Templates an account may build and keep (decision 0197). */
+    free_max_templates: 10,
+    /** Template builds an account may run at once. */
+    free_max_template_builds: 2,
     pro_max_sandboxes: 50,
     pro_max_disk: "500Gi",
     pro_max_volumes: 50,
     pro_max_api_keys: 100,
     pro_idle_timeout_seconds: 3600,
     pro_max_paused_days: 30,
+    pro_max_templates: 100,
+    pro_max_template_builds: 5,
   },
   /**
    * Request rates, counted in the database (shared by replicas) in fixed windows. Creates,
@@ -367,6 +382,7 @@ function validate(config: PaddockConfig): void {
     throw new ConfigError(`docker.default_disk = "${config.docker.default_disk}" is not a size like "10Gi"`);
   }
   validateKubernetes(config.kubernetes);
+  validateTemplateBuilds(config.templates);
   const diskPause = config.runtime.disk_pause_after_seconds;
   if (!Number.isSafeInteger(diskPause) || diskPause < 0)
     throw new ConfigError(
@@ -376,6 +392,19 @@ function validate(config: PaddockConfig): void {
     if (!prefix.startsWith("/"))
       throw new ConfigError(`docker.allowed_host_paths: ${prefix} is not absolute`);
   }
+}
+
+function validateTemplateBuilds(templates: PaddockConfig["templates"]): void {
+  if (!Number.isSafeInteger(templates.build_timeout_seconds) || templates.build_timeout_seconds < 1)
+    throw new ConfigError("templates.build_timeout_seconds must be a whole number of seconds, 1 or more");
+  if (!(Number(templates.build_cpu) > 0))
+    throw new ConfigError(`templates.build_cpu = "${templates.build_cpu}" is not a number of CPUs like "2"`);
+  for (const key of ["build_memory", "max_image_size"] as const) {
+    if (!(parseMemoryBytes(templates[key]) ?? 0))
+      throw new ConfigError(`templates.${key} = "${templates[key]}" is not a size like "4Gi"`);
+  }
+  if (!Number.isSafeInteger(templates.max_build_files_bytes) || templates.max_build_files_bytes < 1)
+    throw new ConfigError("templates.max_build_files_bytes must be a whole number of bytes, 1 or more");
 }
 
 function validateVolumes(volumes: PaddockConfig["volumes"]): void {
@@ -404,6 +433,8 @@ function validateLimits(config: PaddockConfig): void {
       );
     wholeNumber(`plans.${plan}_max_paused_days`, config.plans[`${plan}_max_paused_days`], 0);
     wholeNumber(`plans.${plan}_max_volumes`, config.plans[`${plan}_max_volumes`], 0);
+    wholeNumber(`plans.${plan}_max_templates`, config.plans[`${plan}_max_templates`], 0);
+    wholeNumber(`plans.${plan}_max_template_builds`, config.plans[`${plan}_max_template_builds`], 0);
     const disk = config.plans[`${plan}_max_disk`];
     if (disk && parseMemoryBytes(disk) === undefined)
       throw new ConfigError(

@@ -92,6 +92,36 @@ export const Errors = {
     503,
     "The template's services (its display, debugger or editor) did not answer in time.",
   ),
+  invalidTemplateBuild: defineError(
+    "invalid_template_build",
+    400,
+    "The Dockerfile or build steps cannot be built here; the detail names the line or step and why.",
+  ),
+  templateNameTaken: defineError(
+    "template_name_taken",
+    409,
+    "A built-in or published template has that name; choose another.",
+  ),
+  templateInUse: defineError(
+    "template_in_use",
+    409,
+    "Sandboxes (running or paused) were started from the template; delete them first.",
+  ),
+  templateBuildNotFound: defineError(
+    "template_build_not_found",
+    404,
+    "No build with that id of that template.",
+  ),
+  templateFilesNotFound: defineError(
+    "template_files_not_found",
+    400,
+    "A COPY step names files the account has not uploaded; upload them first.",
+  ),
+  templateLimitReached: defineError(
+    "template_limit_reached",
+    403,
+    "The account holds as many templates, or runs as many builds, as its plan allows.",
+  ),
   snapshotNotFound: defineError("snapshot_not_found", 404, "No snapshot with that id."),
   invalidStateTransition: defineError(
     "invalid_state",

@@ -376,6 +376,65 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0013_account_templates": {
+    async up(db: Kysely<unknown>) {
+      // Templates accounts build (decision 0197); names are the account's own.
+      await db.schema
+        .createTable("account_templates")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("owner", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("description", "text", (c) => c.notNull().defaultTo(""))
+        .addColumn("published", "integer", (c) => c.notNull().defaultTo(0))
+        // The last build that succeeded: its image and what sandboxes started from it get.
+        .addColumn("current_build_id", "text")
+        .addColumn("image", "text")
+        .addColumn("settings", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("account_templates_owner_name")
+        .on("account_templates")
+        .columns(["owner", "name"])
+        .unique()
+        .execute();
+      await db.schema
+        .createTable("template_builds")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("template_id", "text", (c) => c.notNull())
+        .addColumn("owner", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("reason", "text")
+        .addColumn("failed_step", "integer")
+        .addColumn("spec", "text", (c) => c.notNull())
+        .addColumn("settings", "text", (c) => c.notNull())
+        .addColumn("image", "text")
+        .addColumn("image_bytes", "bigint")
+        .addColumn("replica", "text")
+        .addColumn("cancel_requested", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("started_at", "text")
+        .addColumn("finished_at", "text")
+        .addColumn("heartbeat_at", "text")
+        .execute();
+      await db.schema
+        .createIndex("template_builds_template_id")
+        .on("template_builds")
+        .column("template_id")
+        .execute();
+      // Kept after the build ends, until its template is deleted.
+      await db.schema
+        .createTable("template_build_logs")
+        .addColumn("build_id", "text", (c) => c.notNull())
+        .addColumn("seq", "integer", (c) => c.notNull())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("level", "text", (c) => c.notNull())
+        .addColumn("message", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("template_build_logs_pk", ["build_id", "seq"])
+        .execute();
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

@@ -258,7 +258,57 @@ export interface SandboxVolumesTable {
   delete_with_sandbox: number;
 }
 
+/** A template an account built (decision 0197). */
+export interface AccountTemplatesTable {
+  id: string;
+  owner: string;
+  name: string;
+  description: string;
+  /** 1: every account sees it (the operator published it). */
+  published: number;
+  current_build_id: string | null;
+  image: string | null;
+  /** What sandboxes started from it get, as JSON (`TemplateSettings`), from its current build. */
+  settings: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TemplateBuildsTable {
+  id: string;
+  template_id: string;
+  owner: string;
+  /** waiting | building | ready | error | cancelled */
+  status: string;
+  reason: string | null;
+  failed_step: number | null;
+  /** The build's steps as JSON (`BuildSpec`). */
+  spec: string;
+  /** What the template gets when this build succeeds, as JSON. */
+  settings: string;
+  image: string | null;
+  image_bytes: number | string | null;
+  /** The replica running it; with `heartbeat_at`, how a build whose server died is found. */
+  replica: string | null;
+  cancel_requested: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  heartbeat_at: string | null;
+}
+
+export interface TemplateBuildLogsTable {
+  build_id: string;
+  seq: number;
+  at: string;
+  level: string;
+  message: string;
+}
+
 export interface Database {
+  account_templates: AccountTemplatesTable;
+  template_builds: TemplateBuildsTable;
+  template_build_logs: TemplateBuildLogsTable;
   sandboxes: SandboxesTable;
   snapshots: SnapshotsTable;
   sandbox_events: SandboxEventsTable;

@@ -17,8 +17,7 @@ import {
   type Sandbox,
   type SandboxOperations,
   type SandboxQuota,
-  type Template,
-  unknownTemplate,
+  type TemplateCatalog,
   type Volume,
   type VolumeOperations,
   validateNetworkTarget,
@@ -42,7 +41,7 @@ export interface E2bApiOptions {
   sandboxes: SandboxOperations;
   /** The volume registry: E2B's team volumes are the account's (decision 0192). */
   volumes: VolumeOperations;
-  templates: Map<string, Template>;
+  templates: TemplateCatalog;
   secretKey: string;
   publicUrl: () => string;
   /** The account an API key (or session token) belongs to, and the key's id; throws 401/403 otherwise. */
@@ -206,7 +205,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     get domain() {
       return sandboxDomain(options.publicUrl());
     },
-    resources: (id) => templateResources(id ? templates.get(id)?.resourceLimits : undefined),
+    resources: (id) => templateResources(id ? templates.builtIn.get(id)?.resourceLimits : undefined),
   };
 
   app.setErrorHandler((error, request, reply) => {
@@ -315,7 +314,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
       );
     }
     const template = templateAliases[body.templateID] ?? body.templateID;
-    if (!templates.has(template)) throw unknownTemplate(body.templateID, templates);
+    await templates.resolve(template, owner(request));
     await options.chargeCreate(owner(request), caller(request).credential);
     await options.assertCanRun(owner(request), "create");
     const networkPolicy = networkPolicyOf(body);

@@ -37,8 +37,25 @@ export {
   resolveSecretKey,
 } from "./stack.js";
 export * from "./state-machine.js";
-export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./template-builds.js";
-export { loadTemplates, type Template, unknownTemplate } from "./templates.js";
+export { type BuildSpec, describeStep } from "./templates/build-spec.js";
+export { TemplateCatalog } from "./templates/catalog.js";
+export { parseDockerfile } from "./templates/dockerfile.js";
+export {
+  type BuiltInTemplate,
+  loadTemplates,
+  type Template,
+  unknownTemplate,
+} from "./templates/manifests.js";
+export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./templates/operator-builds.js";
+export { type NewTemplateBuild, TemplateBuilds, type TemplateQuota } from "./templates/template-builds.js";
+export type {
+  AccountTemplate,
+  BuildLogEntry,
+  BuildStatus,
+  TemplateBuild,
+  TemplateRepository,
+  TemplateSettings,
+} from "./templates/template-repository.js";
 export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
 export * from "./validation.js";
 export {

@@ -3,12 +3,14 @@ import type { Lease } from "@paddock/db";
 import type { CreateSandboxInput, Sandbox, SandboxLifecycle } from "./model.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SandboxService } from "./sandbox-service.js";
-import type { Template } from "./templates.js";
+import type { TemplateCatalog } from "./templates/catalog.js";
+import type { Template } from "./templates/manifests.js";
 
 export interface WarmPoolsDeps {
   service: SandboxService;
   repository: SandboxRepository;
-  templates: Map<string, Template>;
+  /** Pools serve built-in templates and published ones (decision 0197), named in `config.sizes`. */
+  templates: TemplateCatalog;
   config: PaddockConfig["pools"];
   logger: Logger;
   /** Among replicas, the holder refills: one writer keeps a shared pool from overfilling. */
@@ -45,7 +47,7 @@ export class WarmPools {
     clearInterval(this.timer);
     await Promise.allSettled([...this.work]);
     if (!options.drain) return;
-    for (const template of this.deps.templates.keys()) {
+    for (const template of Object.keys(this.deps.config.sizes)) {
       for (const sandbox of await this.members(template)) {
         await this.deps.service.delete(sandbox.id, undefined, "pool_drained").catch(() => undefined);
       }
@@ -56,9 +58,14 @@ export class WarmPools {
    * A warm sandbox for this create, with the lifecycle the service resolved from it, or undefined
    * when the request cannot be served from a pool.
    */
-  async claim(input: CreateSandboxInput, lifecycle: SandboxLifecycle): Promise<Sandbox | undefined> {
-    const template = input.template ? this.deps.templates.get(input.template) : undefined;
-    if (!template || !this.sizeOf(template.id) || !poolable(input, template)) return undefined;
+  async claim(
+    input: CreateSandboxInput,
+    lifecycle: SandboxLifecycle,
+    template: Template | undefined,
+  ): Promise<Sandbox | undefined> {
+    // An account's own template has no pool; a published one may.
+    if (!template || (template.account && !template.account.published)) return undefined;
+    if (!this.sizeOf(template.id) || !poolable(input, template)) return undefined;
     const expiresAt = input.timeout ? new Date(Date.now() + input.timeout * 1000).toISOString() : null;
     const id = await this.deps.repository.claimPooled(
       template.id,
@@ -113,12 +120,15 @@ export class WarmPools {
    * already queued for a template covers later asks.
    */
   private refill(templateId: string): void {
-    const template = this.deps.templates.get(templateId);
-    if (this.stopped || !template || !this.deps.lease.held() || this.queued.has(templateId)) return;
+    if (this.stopped || !this.deps.lease.held() || this.queued.has(templateId)) return;
     this.queued.add(templateId);
     this.looking = this.looking.then(async () => {
       this.queued.delete(templateId);
       if (this.stopped || !this.deps.lease.held()) return;
+      const template = await this.deps.templates.find(templateId, null);
+      if (!template) return;
+      // A published template built again: its members of the build before give way to the new one.
+      if (template.account) await this.dropOutdated(template);
       const ready = await this.deps.repository.countPooled(templateId);
       // Creates of this replica not yet written, or of any replica (one that lost the lease
       // while creating, or died: its members count until the reconciler removes them).
@@ -157,6 +167,13 @@ export class WarmPools {
         this.refill(template.id);
       });
     this.track(task);
+  }
+
+  private async dropOutdated(template: Template): Promise<void> {
+    for (const sandbox of await this.members(template.id)) {
+      if (sandbox.image?.uri !== template.image && sandbox.status.state === "Running")
+        await this.deps.service.delete(sandbox.id, undefined, "pool_outdated").catch(() => undefined);
+    }
   }
 
   private async totalPooled(): Promise<number> {

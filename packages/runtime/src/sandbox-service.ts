@@ -27,7 +27,8 @@ import type { PauseOptions, SandboxOperations } from "./sandbox-operations.js";
 import type { SandboxRepository } from "./sandbox-repository.js";
 import type { SnapshotRepository } from "./snapshot-repository.js";
 import { assertTransition, InvalidTransitionError, type SandboxState } from "./state-machine.js";
-import { type Template, unknownTemplate } from "./templates.js";
+import type { TemplateCatalog } from "./templates/catalog.js";
+import type { Template } from "./templates/manifests.js";
 import {
   hostPathAllowed,
   type ParsedResources,
@@ -45,7 +46,8 @@ export interface SandboxServiceDeps {
   config: PaddockConfig;
   logger: Logger;
   secretKey: string;
-  templates: Map<string, Template>;
+  /** Built-in templates, the account's own and published ones (decision 0197). */
+  templates: TemplateCatalog;
   /** What the repository's writes publish, for watchers of an account's sandboxes. */
   changes: SandboxChanges;
   /** The volume registry, which resolves a create's volumes to host directories. */
@@ -100,26 +102,15 @@ export class SandboxService implements SandboxOperations {
   }
 
   async create(request: CreateSandboxInput): Promise<Sandbox> {
-    const input = this.withTemplateDefaults(request);
+    const template = request.template
+      ? await this.deps.templates.resolve(request.template, request.owner)
+      : undefined;
+    const input = withTemplateDefaults(request, template);
     // One set of checks for both paths: a warm sandbox is no excuse to skip them.
     const { resources, lifecycle } = this.validateCreate(input);
-    const claimed = await this.pools?.claim(input, lifecycle);
+    const claimed = await this.pools?.claim(input, lifecycle, template);
     if (claimed) return claimed;
-    return this.createCold(input, resources, lifecycle);
-  }
-
-  /** A template fills in the image, entrypoint and limits a request leaves out. */
-  private withTemplateDefaults(input: CreateSandboxInput): CreateSandboxInput {
-    if (!input.template) return input;
-    const template = this.deps.templates.get(input.template);
-    if (!template) throw unknownTemplate(input.template, this.deps.templates);
-    if (input.snapshotId) return input;
-    return {
-      ...input,
-      image: input.image ?? { uri: template.image },
-      entrypoint: input.entrypoint ?? template.entrypoint,
-      resourceLimits: input.resourceLimits ?? template.resourceLimits,
-    };
+    return this.createCold(input, resources, lifecycle, template);
   }
 
   /** The checks every create passes, warm or cold; returns the parsed resource limits and lifecycle. */
@@ -215,6 +206,7 @@ export class SandboxService implements SandboxOperations {
     input: CreateSandboxInput,
     resources: ParsedResources,
     lifecycle: SandboxLifecycle,
+    template: Template | undefined,
   ): Promise<Sandbox> {
     const { runtime } = this.deps;
     let image = input.image?.uri;
@@ -235,12 +227,13 @@ export class SandboxService implements SandboxOperations {
     }
     if (!image || !entrypoint) throw new Error("unreachable: image and entrypoint resolved above");
     // A template started from its own image, whose services must answer before it is Running.
-    const template = input.template ? this.deps.templates.get(input.template) : undefined;
     const services = template?.image === image ? template : undefined;
     if (services && !(await runtime.hasImage(image))) {
       throw new PaddockError(
         Errors.templateImageMissing,
-        `template ${services.id} has no image on this server (${image}); build it with \`make templates\` or \`paddock templates build ${services.id}\``,
+        services.account
+          ? `template ${services.id} has no image on this server (${image}); build it again`
+          : `template ${services.id} has no image on this server (${image}); build it with \`make templates\` or \`paddock templates build ${services.id}\``,
       );
     }
 
@@ -337,13 +330,17 @@ export class SandboxService implements SandboxOperations {
     }
   }
 
-  /** Holds until every port the template marks `ready` answers (a desktop's VNC, a browser's debugger). */
+  /**
+   * Holds until every port the template marks `ready` answers (a desktop's VNC, a browser's
+   * debugger), and its ready command exits 0.
+   */
   private async waitForServices(template: Template, sandboxId: string, address: string): Promise<void> {
     const timeoutMs = this.deps.config.runtime.create_timeout_seconds * 1000;
     const stillAlive = async () =>
       (await this.deps.runtime.inspectWorkload(sandboxId)).state === "running"
         ? undefined
         : "the sandbox stopped while its services were starting";
+    if (template.readyCommand) await this.waitForReadyCommand(template, sandboxId, address, timeoutMs);
     await Promise.all(
       template.ports.map(async ({ port, name, ready }) => {
         if (!ready) return;
@@ -361,6 +358,37 @@ export class SandboxService implements SandboxOperations {
           );
         }
       }),
+    );
+  }
+
+  /** Runs the template's ready command until it exits 0; 503 `template_not_ready` past the create timeout. */
+  private async waitForReadyCommand(
+    template: Template,
+    sandboxId: string,
+    address: string,
+    timeoutMs: number,
+  ): Promise<void> {
+    const execd = ExecdClient.at(this, sandboxId, address);
+    const deadline = Date.now() + timeoutMs;
+    let last = "it never ran";
+    while (Date.now() < deadline) {
+      const signal = AbortSignal.timeout(Math.max(1000, deadline - Date.now()));
+      let exitCode = -1;
+      try {
+        for await (const event of execd.runCommand({ command: template.readyCommand as string }, signal)) {
+          if (event.type === "execution_complete" || event.type === "error")
+            exitCode = Number(event.exit_code ?? -1);
+        }
+        if (exitCode === 0) return;
+        last = `it exited with ${exitCode}`;
+      } catch (error) {
+        last = (error as Error).message;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    throw new PaddockError(
+      Errors.templateNotReady,
+      `template ${template.id}: its ready command did not exit 0 within ${timeoutMs / 1000} s (${last})`,
     );
   }
 
@@ -793,5 +821,16 @@ export function adoptionRecord(sandbox: Sandbox): Partial<Sandbox> {
     createdAt: sandbox.createdAt,
     ...(sandbox.expiresAt ? { expiresAt: sandbox.expiresAt } : {}),
     lifecycle: sandbox.lifecycle,
+  };
+}
+
+/** A template fills in the image, entrypoint and limits a request leaves out. */
+function withTemplateDefaults(input: CreateSandboxInput, template: Template | undefined): CreateSandboxInput {
+  if (!template || input.snapshotId) return input;
+  return {
+    ...input,
+    image: input.image ?? { uri: template.image },
+    entrypoint: input.entrypoint ?? template.entrypoint,
+    resourceLimits: input.resourceLimits ?? template.resourceLimits,
   };
 }

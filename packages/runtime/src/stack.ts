@@ -14,7 +14,12 @@ import { SandboxRepository } from "./sandbox-repository.js";
 import { SandboxService } from "./sandbox-service.js";
 import { SnapshotRepository } from "./snapshot-repository.js";
 import { SnapshotService } from "./snapshot-service.js";
-import { loadTemplates, type Template } from "./templates.js";
+import { BuildFiles } from "./templates/build-files.js";
+import { TemplateCatalog } from "./templates/catalog.js";
+import { loadTemplates } from "./templates/manifests.js";
+import { StepBuilder } from "./templates/step-builder.js";
+import { TemplateBuilds } from "./templates/template-builds.js";
+import { TemplateRepository } from "./templates/template-repository.js";
 import { UsageLedger } from "./usage-ledger.js";
 import { UsageMeter } from "./usage-meter.js";
 import { VolumeRepository } from "./volume-repository.js";
@@ -27,7 +32,10 @@ export interface RuntimeStack {
   /** The volume registry (decision 0192). */
   volumes: VolumeService;
   pools: WarmPools;
-  templates: Map<string, Template>;
+  /** Built-in, accounts' and published templates (decision 0197). */
+  templates: TemplateCatalog;
+  /** Accounts' template builds. */
+  templateBuilds: TemplateBuilds;
   database: DatabaseHandle;
   /** This replica's leases on once-only work; the control plane takes its own from here too. */
   leases: Leases;
@@ -96,7 +104,21 @@ export async function openRuntimeStack(
   );
   const snapshotRepository = new SnapshotRepository(database.db, leases.replica);
   const log = new LifecycleLog(database.db);
-  const templates = loadTemplates(resolve(config.templates.dir));
+  const templateRepository = new TemplateRepository(database.db);
+  const templates = new TemplateCatalog(loadTemplates(resolve(config.templates.dir)), templateRepository);
+  const buildFiles = new BuildFiles(
+    join(resolve(config.server.data_dir), "template-files"),
+    config.templates.max_build_files_bytes,
+  );
+  const templateBuilds = new TemplateBuilds({
+    repository: templateRepository,
+    catalog: templates,
+    builder: runtime instanceof DockerRuntime ? new StepBuilder(runtime, buildFiles) : undefined,
+    files: buildFiles,
+    config,
+    logger,
+    replica: leases.replica,
+  });
   const sandboxes = new SandboxService({
     runtime,
     sandboxes: sandboxRepository,
@@ -164,6 +186,7 @@ export async function openRuntimeStack(
   pools.start();
   reaper.start();
   meter.start();
+  templateBuilds.start();
   return {
     runtime,
     sandboxes,
@@ -171,12 +194,14 @@ export async function openRuntimeStack(
     volumes,
     pools,
     templates,
+    templateBuilds,
     database,
     leases,
     broadcasts,
     secretKey,
     async close() {
       closing = true;
+      await templateBuilds.close();
       await pools.stop();
       await reaper.stop();
       await reconciler.stop();

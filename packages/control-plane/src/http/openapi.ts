@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import { errorDefinitions } from "@paddock/common";
 import type { Db } from "@paddock/db";
-import type { SandboxOperations, VolumeOperations } from "@paddock/runtime";
+import type { SandboxOperations, TemplateCatalog, VolumeOperations } from "@paddock/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
 import { optionalBodies } from "./optional-body.js";
 import { controlPlane } from "./plugin.js";
@@ -38,7 +38,7 @@ export async function generateOpenApi(): Promise<string> {
     db: {} as Db,
     sandboxes: { checkResumes: () => undefined } as unknown as SandboxOperations,
     volumes: {} as VolumeOperations,
-    templates: new Map(),
+    templates: {} as TemplateCatalog,
     secretKey: "",
     publicUrl: () => "",
   });

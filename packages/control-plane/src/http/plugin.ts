@@ -8,7 +8,12 @@ import {
   installQueryChecks,
   installValidation,
 } from "@paddock/http";
-import { type SandboxOperations, type Template, UsageLedger, type VolumeOperations } from "@paddock/runtime";
+import {
+  type SandboxOperations,
+  type TemplateCatalog,
+  UsageLedger,
+  type VolumeOperations,
+} from "@paddock/runtime";
 import { Billing, type BillingSettings } from "../billing/billing.js";
 import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";
@@ -47,7 +52,7 @@ export interface ControlPlaneOptions {
   sandboxes: SandboxOperations;
   /** The volume registry (decision 0192). */
   volumes: VolumeOperations;
-  templates: Map<string, Template>;
+  templates: TemplateCatalog;
   secretKey: string;
   /** Base URL clients reach this server at (known once it listens). */
   publicUrl: () => string;

@@ -65,6 +65,20 @@ export const managedLabel = "paddock.managed";
 export const roleLabel = "paddock.role";
 export const sandboxLabel = "paddock.sandbox";
 export const instanceLabel = "paddock.instance";
+/** One RUN step of a template build (decision 0197). */
+export interface BuildContainerSpec {
+  name: string;
+  image: string;
+  /** Run with `/bin/sh -c`. */
+  command: string;
+  user: string;
+  workdir: string;
+  cpuMillis: number;
+  memoryBytes: number;
+  /** A disk quota for what the step writes; 0 or absent: none (or the host has none). */
+  diskBytes?: number;
+}
+
 /** The volume paths to check again before each start of a stopped sandbox (`CheckedPath[]`). */
 const checkedPathsLabel = "paddock.checked-paths";
 
@@ -479,6 +493,59 @@ export class DockerRuntime implements Runtime {
       },
     });
     await sidecar.start();
+  }
+
+  /**
+   * A container for one RUN step of an account's template build (decision 0197): a sandbox's
+   * runtime, capabilities, seccomp, process and memory limits, network and bounded network files,
+   * and a disk quota where the host has them; no execd, no volumes, nothing of the host. Created,
+   * not started.
+   */
+  async createBuildContainer(spec: BuildContainerSpec): Promise<Docker.Container> {
+    const secure = this.secureRuntime;
+    const isolation = this.runcHardening;
+    const pids = this.config.docker.pids_limit;
+    const networkFiles = await this.networkFiles?.create(spec.name, "build");
+    const container = await this.docker.createContainer({
+      name: spec.name,
+      Image: spec.image,
+      Entrypoint: ["/bin/sh", "-c"],
+      Cmd: [spec.command],
+      User: spec.user,
+      WorkingDir: spec.workdir,
+      Hostname: "build",
+      AttachStdout: true,
+      AttachStderr: true,
+      HostConfig: {
+        ...(secure.engineName ? { Runtime: secure.engineName } : {}),
+        NetworkMode: this.config.docker.network,
+        CapDrop: ["ALL"],
+        CapAdd: [...sandboxCapabilities],
+        SecurityOpt: ["no-new-privileges:true", ...(isolation ? [isolation.securityOpt] : [])],
+        Privileged: false,
+        PidsLimit: secure.type === "gvisor" ? Math.max(4096, pids * 8) : pids,
+        Memory: spec.memoryBytes,
+        MemorySwap: spec.memoryBytes,
+        NanoCpus: spec.cpuMillis * 1_000_000,
+        Mounts: [...(networkFiles?.sandbox ?? [])],
+        LogConfig: { Type: "none", Config: {} },
+      },
+    });
+    if (spec.diskBytes && this.diskQuotas)
+      await this.diskQuotas.attach(this.docker, spec.name, spec.diskBytes);
+    return container;
+  }
+
+  /** Removes a build step's container with its network files and disk quota. */
+  async removeBuildContainer(name: string): Promise<void> {
+    await this.docker
+      .getContainer(name)
+      .remove({ force: true, v: true })
+      .catch((error: { statusCode?: number }) => {
+        if (error.statusCode !== 404) throw error;
+      });
+    await this.diskQuotas?.release(name);
+    await this.networkFiles?.release(name);
   }
 
   async removeWorkload(sandboxId: string): Promise<void> {

@@ -1,11 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Errors, PaddockError } from "@paddock/common";
-import {
-  type Sandbox as SandboxModel,
-  type SandboxOperations,
-  type Template,
-  unknownTemplate,
-} from "@paddock/runtime";
+import type { Sandbox as SandboxModel, SandboxOperations, TemplateCatalog } from "@paddock/runtime";
 import { authenticate, principalOf } from "../../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../../http/error-schemas.js";
 import { optionalBody } from "../../http/optional-body.js";
@@ -34,7 +29,7 @@ import {
 export interface SandboxRoutesOptions {
   identity: Identity;
   sandboxes: SandboxOperations;
-  templates: Map<string, Template>;
+  templates: TemplateCatalog;
   secrets: SandboxSecrets;
   usage: Usage;
   limits: AccountLimits;
@@ -76,8 +71,8 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
   app.get(
     "/sandboxes/templates",
     { schema: { tags: ["sandboxes"], response: { 200: TemplateList, ...errorResponses } } },
-    async () => ({
-      items: [...templates.values()].map((template) => ({
+    async (request) => ({
+      items: (await templates.list(owner(request))).map((template) => ({
         id: template.id,
         name: template.name,
         description: template.description,
@@ -108,7 +103,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     async (request, reply) => {
       const { template, timeout, env, metadata, networkPolicy, secrets, volumes, lifecycle } = request.body;
       await options.usage.assertCanRun(owner(request), "create");
-      if (!templates.has(template)) throw unknownTemplate(template, templates);
+      await templates.resolve(template, owner(request));
       const secretEnv = await options.secrets.resolve(owner(request), secrets, env);
       const sandbox = await sandboxes.create({
         template,

@@ -58,8 +58,9 @@ const Manifest = Type.Object(
 export type TemplateEnv = Static<typeof TemplateEnv>;
 export type TemplatePort = Static<typeof TemplatePort>;
 
-/** A template: a named image with defaults, described by `templates/<id>/template.toml`. */
+/** A template: a named image with the defaults a sandbox started from it gets. */
 export interface Template {
+  /** What a create names: a built-in template's id, or an account template's name. */
   id: string;
   name: string;
   description: string;
@@ -75,6 +76,14 @@ export interface Template {
   npm: Record<string, string>;
   env: TemplateEnv[];
   ports: TemplatePort[];
+  /** A shell command a create polls until it exits 0 (an account template's ready command). */
+  readyCommand?: string;
+  /** Set for a template an account built (decision 0197). */
+  account?: { templateId: string; owner: string; published: boolean };
+}
+
+/** A template of the server's own, described by `templates/<id>/template.toml`. */
+export interface BuiltInTemplate extends Template {
   /** The directory holding its Dockerfile (the build context). */
   dir: string;
 }
@@ -87,16 +96,16 @@ function templateImage(id: string): string {
 }
 
 /** 404 `template_not_found` for `id`, naming the templates there are. */
-export function unknownTemplate(id: string, templates: Map<string, Template>): PaddockError {
+export function unknownTemplate(id: string, templates: Iterable<string>): PaddockError {
   return new PaddockError(
     Errors.templateNotFound,
-    `no template ${id}; the templates are: ${[...templates.keys()].join(", ")}`,
+    `no template ${id}; the templates are: ${[...templates].join(", ")}`,
   );
 }
 
 /** Loads every `<dir>/<id>/template.toml`; a malformed file is an error naming it and what is wrong. */
-export function loadTemplates(dir: string): Map<string, Template> {
-  const templates = new Map<string, Template>();
+export function loadTemplates(dir: string): Map<string, BuiltInTemplate> {
+  const templates = new Map<string, BuiltInTemplate>();
   if (!existsSync(dir)) return templates;
   for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
     a.name.localeCompare(b.name),

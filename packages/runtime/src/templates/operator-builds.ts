@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import type Docker from "dockerode";
-import type { Template } from "./templates.js";
+import type { BuiltInTemplate } from "./manifests.js";
 
 /** Image label holding the hash of everything a template's image was built from. */
 const templateHashLabel = "paddock.template.hash";
 
 export interface TemplateBuildOptions {
   docker: Docker;
-  templates: Map<string, Template>;
+  templates: Map<string, BuiltInTemplate>;
   /** Templates to build (their bases come along); all of them when empty. */
   only?: string[];
   /** Rebuild the named templates even when their images are current. */
@@ -76,8 +76,8 @@ export async function buildTemplates(options: TemplateBuildOptions): Promise<voi
 }
 
 /** The templates to build, each after its base, limited to `only` and the bases they need. */
-function buildOrder(templates: Map<string, Template>, only?: string[]): Template[] {
-  const ordered: Template[] = [];
+function buildOrder(templates: Map<string, BuiltInTemplate>, only?: string[]): BuiltInTemplate[] {
+  const ordered: BuiltInTemplate[] = [];
   const visit = (id: string, path: string[]) => {
     if (ordered.some((template) => template.id === id)) return;
     if (path.includes(id))
@@ -96,7 +96,7 @@ function buildOrder(templates: Map<string, Template>, only?: string[]): Template
 }
 
 /** Build arguments the Dockerfile declares, from the manifest and the host. */
-function buildArgs(template: Template, host: Record<string, string>): Record<string, string> {
+function buildArgs(template: BuiltInTemplate, host: Record<string, string>): Record<string, string> {
   const available: Record<string, string> = {
     ...host,
     NPM_PACKAGES: Object.entries(template.npm)
@@ -124,7 +124,7 @@ function contextFiles(dir: string): string[] {
 }
 
 function contentHash(
-  template: Template,
+  template: BuiltInTemplate,
   files: string[],
   args: Record<string, string>,
   baseId: string,
@@ -146,7 +146,7 @@ interface BuildMessage {
 
 async function runBuild(
   docker: Docker,
-  template: Template,
+  template: BuiltInTemplate,
   files: string[],
   args: Record<string, string>,
   hash: string,

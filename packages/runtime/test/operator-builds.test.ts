@@ -4,8 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Docker from "dockerode";
 import { afterAll, describe, expect, test } from "vitest";
-import { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "../src/template-builds.js";
-import { loadTemplates } from "../src/templates.js";
+import { loadTemplates } from "../src/templates/manifests.js";
+import {
+  buildTemplates,
+  TemplateBuildError,
+  type TemplateBuildEvent,
+} from "../src/templates/operator-builds.js";
 import { testImage } from "../src/testing/index.js";
 
 const docker = new Docker();
