@@ -1,6 +1,6 @@
 import { type PaddockConfig, PaddockError } from "@paddock/common";
 import type { Db } from "@paddock/db";
-import type { SandboxQuota } from "@paddock/runtime";
+import type { SandboxQuota, TemplateQuota } from "@paddock/runtime";
 import type { FastifyRequest } from "fastify";
 import { principalOf } from "../http/auth-hook.js";
 import { clientOf } from "../http/client-address.js";
@@ -50,6 +50,13 @@ export class AccountLimits {
   async lifecycleDefaults(accountId: string): Promise<PlanLifecycle> {
     const plan = await planOfAccount(this.db, accountId);
     return planLifecycle(this.settings.plans, plan.id);
+  }
+
+  /** How many templates the account's plan lets it keep, and builds run at once (decision 0197). */
+  async templateQuota(accountId: string): Promise<TemplateQuota> {
+    const plan = await planOfAccount(this.db, accountId);
+    const limits = planLimits(this.settings.plans, plan.id);
+    return { plan: plan.name, maxTemplates: limits.maxTemplates, maxBuilds: limits.maxTemplateBuilds };
   }
 
   async apiKeyLimit(accountId: string): Promise<{ plan: string; max: number }> {

@@ -39,6 +39,9 @@ export interface PlanLimits {
   maxApiKeys: number;
   /** Volumes at once; their sizes count in `maxDiskBytes`. */
   maxVolumes: number;
+  /** Templates it builds and keeps, and builds at once (decision 0197). */
+  maxTemplates: number;
+  maxTemplateBuilds: number;
 }
 
 /** The limits of a plan as the operator configured them. */
@@ -49,6 +52,8 @@ export function planLimits(settings: PaddockConfig["plans"], plan: PlanId): Plan
     maxDiskBytes: disk ? (parseMemoryBytes(disk) ?? null) : null,
     maxApiKeys: settings[`${plan}_max_api_keys`],
     maxVolumes: settings[`${plan}_max_volumes`],
+    maxTemplates: settings[`${plan}_max_templates`],
+    maxTemplateBuilds: settings[`${plan}_max_template_builds`],
   };
 }
 
