@@ -50,6 +50,7 @@ export async function startControlPlane(
     sandboxes: stack.sandboxes,
     volumes: stack.volumes,
     templates: stack.templates,
+    templateBuilds: stack.templateBuilds,
     secretKey: stack.secretKey,
     publicUrl: () => url,
     // Billing and payments set up as in a full deployment, Stripe's address a closed local port:

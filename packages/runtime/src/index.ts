@@ -37,7 +37,7 @@ export {
   resolveSecretKey,
 } from "./stack.js";
 export * from "./state-machine.js";
-export { type BuildSpec, describeStep } from "./templates/build-spec.js";
+export { BuildSpec, describeStep } from "./templates/build-spec.js";
 export { TemplateCatalog } from "./templates/catalog.js";
 export { parseDockerfile } from "./templates/dockerfile.js";
 export {

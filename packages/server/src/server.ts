@@ -114,6 +114,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
         sandboxes: stack.sandboxes,
         volumes: stack.volumes,
         templates: stack.templates,
+        templateBuilds: stack.templateBuilds,
         secretKey: stack.secretKey,
         publicUrl: () => url,
         usage: {

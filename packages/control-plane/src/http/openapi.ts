@@ -1,7 +1,7 @@
 import swagger from "@fastify/swagger";
 import { errorDefinitions } from "@paddock/common";
 import type { Db } from "@paddock/db";
-import type { SandboxOperations, TemplateCatalog, VolumeOperations } from "@paddock/runtime";
+import type { SandboxOperations, TemplateBuilds, TemplateCatalog, VolumeOperations } from "@paddock/runtime";
 import Fastify, { type FastifyInstance } from "fastify";
 import { optionalBodies } from "./optional-body.js";
 import { controlPlane } from "./plugin.js";
@@ -39,6 +39,7 @@ export async function generateOpenApi(): Promise<string> {
     sandboxes: { checkResumes: () => undefined } as unknown as SandboxOperations,
     volumes: {} as VolumeOperations,
     templates: {} as TemplateCatalog,
+    templateBuilds: {} as TemplateBuilds,
     secretKey: "",
     publicUrl: () => "",
   });

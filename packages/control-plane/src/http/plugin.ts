@@ -10,6 +10,7 @@ import {
 } from "@paddock/http";
 import {
   type SandboxOperations,
+  type TemplateBuilds,
   type TemplateCatalog,
   UsageLedger,
   type VolumeOperations,
@@ -41,6 +42,7 @@ import { terminalRoutes } from "../sandboxes/routes/terminal.js";
 import { secretRoutes } from "../secrets/routes.js";
 import { SandboxSecrets } from "../secrets/sandbox-secrets.js";
 import { SecretStore } from "../secrets/secret-store.js";
+import { templateRoutes } from "../templates/routes.js";
 import { usageRoutes } from "../usage/routes.js";
 import { defaultUsagePolicy, Usage, type UsagePolicy } from "../usage/usage.js";
 import { volumeRoutes } from "../volumes/routes.js";
@@ -53,6 +55,8 @@ export interface ControlPlaneOptions {
   /** The volume registry (decision 0192). */
   volumes: VolumeOperations;
   templates: TemplateCatalog;
+  /** Accounts' template builds (decision 0197). */
+  templateBuilds: TemplateBuilds;
   secretKey: string;
   /** Base URL clients reach this server at (known once it listens). */
   publicUrl: () => string;
@@ -128,6 +132,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     limits,
   });
   await app.register(volumeRoutes, { identity, volumes: options.volumes, limits });
+  await app.register(templateRoutes, { identity, templateBuilds: options.templateBuilds, limits });
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });

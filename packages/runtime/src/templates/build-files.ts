@@ -207,3 +207,35 @@ export async function digestOfCopy(copy: Readable): Promise<string> {
   await pipeline(copy, extract);
   return hash.digest("hex");
 }
+
+/** Longest Dockerfile read from a context. */
+const maxDockerfileBytes = 1024 * 1024;
+
+/** One file's text from an archive (a context's Dockerfile), or undefined when it has none. */
+export async function readArchiveFile(archive: Readable, path: string): Promise<string | undefined> {
+  const wanted = entryName(path);
+  let text: string | undefined;
+  const extract = tar.extract();
+  extract.on("entry", (header, stream, next) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    const match = header.type === "file" && entryName(header.name) === wanted;
+    stream.on("data", (chunk) => {
+      if (!match) return;
+      bytes += (chunk as Buffer).length;
+      if (bytes <= maxDockerfileBytes) chunks.push(chunk as Buffer);
+    });
+    stream.on("end", () => {
+      if (match) {
+        if (bytes > maxDockerfileBytes)
+          extract.destroy(
+            new PaddockError(Errors.invalidTemplateBuild, `${path} is over ${maxDockerfileBytes} bytes`),
+          );
+        text = Buffer.concat(chunks).toString("utf8");
+      }
+      next();
+    });
+  });
+  await pipeline(archive, extract);
+  return text;
+}

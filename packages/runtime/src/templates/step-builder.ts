@@ -150,6 +150,14 @@ export class StepBuilder {
     return { image, bytes, user: state.user, workdir: state.workdir };
   }
 
+  /** Removes a build's image; its step images stay in the account's cache while others use them. */
+  async removeImage(image: string): Promise<void> {
+    await this.docker
+      .getImage(image)
+      .remove()
+      .catch(() => undefined);
+  }
+
   /** The image a step with this key made before, if the engine still has it. */
   private async cachedStep(key: string): Promise<string | undefined> {
     const images = await this.docker.listImages({

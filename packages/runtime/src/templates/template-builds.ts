@@ -8,9 +8,10 @@ import {
   parseMemoryBytes,
 } from "@paddock/common";
 import { Value } from "@sinclair/typebox/value";
-import type { BuildFiles } from "./build-files.js";
+import { type BuildFiles, readArchiveFile } from "./build-files.js";
 import { BuildSpec } from "./build-spec.js";
 import type { TemplateCatalog } from "./catalog.js";
+import { parseDockerfile } from "./dockerfile.js";
 import { BuildFailure, type BuildLimits, type StepBuilder } from "./step-builder.js";
 import type {
   AccountTemplate,
@@ -151,6 +152,25 @@ export class TemplateBuilds {
   }
 
   /**
+   * A build of the Dockerfile at `dockerfile` in the uploaded context `files`: parsed before
+   * anything is written, so a Dockerfile that cannot build here is refused with its line.
+   */
+  async buildDockerfile(
+    input: NewTemplateBuild & { files: string; dockerfile: string; force?: boolean | undefined },
+  ): Promise<{ template: AccountTemplate; build: TemplateBuild }> {
+    const text = await readArchiveFile(
+      await this.deps.files.open(input.owner, input.files),
+      input.dockerfile,
+    );
+    if (text === undefined)
+      throw new PaddockError(Errors.invalidTemplateBuild, `the build context has no ${input.dockerfile}`);
+    const { spec, notes } = parseDockerfile(text, input.files);
+    const requested = await this.request(input);
+    const build = await this.run(requested.build, input.force ? { ...spec, force: true } : spec, notes);
+    return { template: requested.template, build };
+  }
+
+  /**
    * Starts a waiting build with its steps, after checking them: the base template is one the
    * account can see, every COPY's files were uploaded. `notes` open its log.
    */
@@ -206,7 +226,7 @@ export class TemplateBuilds {
   }
 
   /** Deletes a template, its builds, logs and images; refused while a sandbox or a build uses it. */
-  async remove(template: AccountTemplate, removeImage: (image: string) => Promise<void>): Promise<void> {
+  async remove(template: AccountTemplate): Promise<void> {
     const using = await this.deps.repository.sandboxesUsing(template.id);
     if (using) {
       throw new PaddockError(
@@ -221,7 +241,7 @@ export class TemplateBuilds {
       );
     const builds = await this.deps.repository.listBuilds(template.id);
     await this.deps.repository.remove(template.id);
-    for (const build of builds) if (build.image) await removeImage(build.image).catch(() => undefined);
+    for (const build of builds) if (build.image) await this.deps.builder?.removeImage(build.image);
   }
 
   /** The account's own template, by name or id. */
