@@ -131,7 +131,7 @@ export const defaultConfig = {
   templates: {
     /** Directory of `<id>/template.toml` files. */
     dir: "templates",
-    /** Longest an account's template build may run (decision 0197). */
+    /** Longest an account's template build may run (decision 0198). */
     build_timeout_seconds: 1800,
     /** CPUs and memory each build step gets. */
     build_cpu: "2",
@@ -167,7 +167,7 @@ export const defaultConfig = {
     free_max_paused_days: 30,
     /** Volumes an account may hold; their sizes count against `<plan>_max_disk` with its sandboxes'. */
     free_max_volumes: 5,
-    /** Templates an account may build and keep (decision 0197). */
+    /** Templates an account may build and keep (decision 0198). */
     free_max_templates: 10,
     /** Template builds an account may run at once. */
     free_max_template_builds: 2,

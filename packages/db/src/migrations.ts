@@ -378,7 +378,7 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
   },
   "0013_account_templates": {
     async up(db: Kysely<unknown>) {
-      // Templates accounts build (decision 0197); names are the account's own.
+      // Templates accounts build (decision 0198); names are the account's own.
       await db.schema
         .createTable("account_templates")
         .addColumn("id", "text", (c) => c.primaryKey())

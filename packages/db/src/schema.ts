@@ -258,7 +258,7 @@ export interface SandboxVolumesTable {
   delete_with_sandbox: number;
 }
 
-/** A template an account built (decision 0197). */
+/** A template an account built (decision 0198). */
 export interface AccountTemplatesTable {
   id: string;
   owner: string;

@@ -9,7 +9,7 @@ import type { Template } from "./templates/manifests.js";
 export interface WarmPoolsDeps {
   service: SandboxService;
   repository: SandboxRepository;
-  /** Pools serve built-in templates and published ones (decision 0197), named in `config.sizes`. */
+  /** Pools serve built-in templates and published ones (decision 0198), named in `config.sizes`. */
   templates: TemplateCatalog;
   config: PaddockConfig["pools"];
   logger: Logger;

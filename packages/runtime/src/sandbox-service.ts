@@ -46,7 +46,7 @@ export interface SandboxServiceDeps {
   config: PaddockConfig;
   logger: Logger;
   secretKey: string;
-  /** Built-in templates, the account's own and published ones (decision 0197). */
+  /** Built-in templates, the account's own and published ones (decision 0198). */
   templates: TemplateCatalog;
   /** What the repository's writes publish, for watchers of an account's sandboxes. */
   changes: SandboxChanges;

@@ -32,7 +32,7 @@ export interface RuntimeStack {
   /** The volume registry (decision 0192). */
   volumes: VolumeService;
   pools: WarmPools;
-  /** Built-in, accounts' and published templates (decision 0197). */
+  /** Built-in, accounts' and published templates (decision 0198). */
   templates: TemplateCatalog;
   /** Accounts' template builds. */
   templateBuilds: TemplateBuilds;

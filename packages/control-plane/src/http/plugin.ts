@@ -55,7 +55,7 @@ export interface ControlPlaneOptions {
   /** The volume registry (decision 0192). */
   volumes: VolumeOperations;
   templates: TemplateCatalog;
-  /** Accounts' template builds (decision 0197). */
+  /** Accounts' template builds (decision 0198). */
   templateBuilds: TemplateBuilds;
   secretKey: string;
   /** Base URL clients reach this server at (known once it listens). */

@@ -52,7 +52,7 @@ export class AccountLimits {
     return planLifecycle(this.settings.plans, plan.id);
   }
 
-  /** How many templates the account's plan lets it keep, and builds run at once (decision 0197). */
+  /** How many templates the account's plan lets it keep, and builds run at once (decision 0198). */
   async templateQuota(accountId: string): Promise<TemplateQuota> {
     const plan = await planOfAccount(this.db, accountId);
     const limits = planLimits(this.settings.plans, plan.id);

@@ -39,7 +39,7 @@ export interface PlanLimits {
   maxApiKeys: number;
   /** Volumes at once; their sizes count in `maxDiskBytes`. */
   maxVolumes: number;
-  /** Templates it builds and keeps, and builds at once (decision 0197). */
+  /** Templates it builds and keeps, and builds at once (decision 0198). */
   maxTemplates: number;
   maxTemplateBuilds: number;
 }

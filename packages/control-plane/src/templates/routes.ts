@@ -71,7 +71,7 @@ export function buildToWire(build: TemplateBuildModel) {
 }
 
 /**
- * The account's own templates (decision 0197): builds from a Dockerfile and its context, or from
+ * The account's own templates (decision 0198): builds from a Dockerfile and its context, or from
  * a template and steps; their logs, live or afterwards; cancel; delete. Every call is scoped to
  * the caller's account: another account's template answers 404.
  */

@@ -32,7 +32,7 @@ export const BuildContext = Type.Unsafe<unknown>({
   description: "A tar or tar.gz archive: a build context holding its Dockerfile, or files for COPY steps.",
 });
 
-/** A build from steps: a template to start from and what to do on it (decision 0197). */
+/** A build from steps: a template to start from and what to do on it (decision 0198). */
 export const StepsBuildRequest = Type.Object(
   {
     ...BuildSpec.properties,

@@ -65,7 +65,7 @@ export const managedLabel = "paddock.managed";
 export const roleLabel = "paddock.role";
 export const sandboxLabel = "paddock.sandbox";
 export const instanceLabel = "paddock.instance";
-/** One RUN step of a template build (decision 0197). */
+/** One RUN step of a template build (decision 0198). */
 export interface BuildContainerSpec {
   name: string;
   image: string;
@@ -496,7 +496,7 @@ export class DockerRuntime implements Runtime {
   }
 
   /**
-   * A container for one RUN step of an account's template build (decision 0197): a sandbox's
+   * A container for one RUN step of an account's template build (decision 0198): a sandbox's
    * runtime, capabilities, seccomp, process and memory limits, network and bounded network files,
    * and a disk quota where the host has them; no execd, no volumes, nothing of the host. Created,
    * not started.

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 
 /**
- * What an account's template build does (decision 0197): start from a template the account can
+ * What an account's template build does (decision 0198): start from a template the account can
  * see, then steps, each a layer. A Dockerfile is parsed into this (dockerfile.ts), E2B's template
  * builder sends it almost as is, and the step builder runs it.
  */

@@ -6,7 +6,7 @@ import type { AccountTemplate, TemplateRepository } from "./template-repository.
 const idleEntrypoint = ["sleep", "infinity"];
 
 /**
- * The templates a caller can start sandboxes from (decision 0197): the server's built-in ones,
+ * The templates a caller can start sandboxes from (decision 0198): the server's built-in ones,
  * then the caller's own (by name, or by id), then those the operator published. An account
  * template is there once a build of it has succeeded. A caller without an account (the runtime
  * API) sees the built-in and published ones.

@@ -23,7 +23,7 @@ export interface ParsedDockerfile {
 }
 
 /**
- * A Dockerfile as build steps (decision 0197): one stage, FROM a template the account can see,
+ * A Dockerfile as build steps (decision 0198): one stage, FROM a template the account can see,
  * then RUN, COPY/ADD (from the build context, whose archive is `contextFiles`), ENV, ARG, WORKDIR
  * and USER; CMD or ENTRYPOINT becomes the start command. What would reach past the build's
  * sandbox is refused with the line it is on: other stages and images (`COPY --from`), RUN's

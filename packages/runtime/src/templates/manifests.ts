@@ -78,7 +78,7 @@ export interface Template {
   ports: TemplatePort[];
   /** A shell command a create polls until it exits 0 (an account template's ready command). */
   readyCommand?: string;
-  /** Set for a template an account built (decision 0197). */
+  /** Set for a template an account built (decision 0198). */
   account?: { templateId: string; owner: string; published: boolean };
 }
 

@@ -66,7 +66,7 @@ interface ImageState {
 }
 
 /**
- * Runs a build's steps on the host's engine, one committed image per step (decision 0197). RUN
+ * Runs a build's steps on the host's engine, one committed image per step (decision 0198). RUN
  * runs in a container with a sandbox's isolation and the build's limits; COPY unpacks the
  * account's uploaded files into a container that never starts; ENV, WORKDIR and USER change the
  * image's configuration. Each step's image is labelled with a key hashed from the account, its

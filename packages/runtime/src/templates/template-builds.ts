@@ -49,7 +49,7 @@ const maxLogEntries = 20_000;
 const namePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 
 /**
- * Accounts' template builds (decision 0197): a build is asked for (the template is made on its
+ * Accounts' template builds (decision 0198): a build is asked for (the template is made on its
  * first build), started with its steps, run on this replica by the step builder while its
  * heartbeat and log go to the database (any replica reads them and can cancel it), and on
  * success becomes its template's current build, atomically. A build whose replica died is ended

@@ -58,7 +58,7 @@ export interface BuildLogEntry {
 const unfinished: BuildStatus[] = ["waiting", "building"];
 
 /**
- * Persistence of accounts' templates, their builds and the builds' logs (decision 0197). A
+ * Persistence of accounts' templates, their builds and the builds' logs (decision 0198). A
  * template's name is unique within its account, written under a lock on the account's names; a
  * build's success moves the template to it in the same transaction.
  */
