@@ -171,6 +171,55 @@ describe("Paddock over MCP's Streamable HTTP at /mcp", () => {
     );
   });
 
+  test("a small image comes back as an image", async () => {
+    // A 1×1 PNG.
+    const png =
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    await mcp.callTool({
+      name: "write_file",
+      arguments: { sandboxId, path: "/tmp/dot.png", content: png, encoding: "base64" },
+    });
+    const read = (await mcp.callTool({
+      name: "read_file",
+      arguments: { sandboxId, path: "/tmp/dot.png" },
+    })) as CallToolResult;
+    expect(read.content).toEqual([
+      { type: "text", text: "/tmp/dot.png: image/png, 70 B" },
+      { type: "image", data: png, mimeType: "image/png" },
+    ]);
+  });
+
+  test("a client that leaves mid-command stops the command, and the server goes on", async () => {
+    const leaving = new AbortController();
+    const call = fetch(`${t.url}/mcp`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "run_command",
+          arguments: { sandboxId, command: "sleep 1013", timeoutMs: 3_600_000 },
+        },
+      }),
+      signal: leaving.signal,
+    }).catch(() => undefined);
+    const running = () =>
+      mcp.callTool({
+        name: "run_command",
+        arguments: { sandboxId, command: "pgrep -f 'sleep 101[3]' | wc -l" },
+      });
+    await expect.poll(async () => textOf(await running()), { timeout: 30_000 }).toContain("stdout:\n1\n");
+    leaving.abort();
+    await call;
+    await expect.poll(async () => textOf(await running()), { timeout: 30_000 }).toContain("stdout:\n0\n");
+  });
+
   test("Paddock's errors come back as tool errors with their code, and the session goes on", async () => {
     const missing = await mcp.callTool({
       name: "read_file",
