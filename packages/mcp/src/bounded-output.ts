@@ -8,7 +8,7 @@
 export const maxTextBytes = 32 * 1024;
 /** Most bytes of an image a tool returns as an image (base64); larger ones are described instead. */
 export const maxImageBytes = 256 * 1024;
-/** Most lines of a listing (directories, sandboxes, templates) in one tool result. */
+/** Most entries of a directory listing in one tool result. */
 export const maxListedEntries = 500;
 
 /** A byte count as people read it: `812 B`, `31.5 KiB`, `2.0 MiB`. */

@@ -1,8 +1,11 @@
 import { Sandbox } from "paddock";
 import { z } from "zod";
-import { boundedText, maxListedEntries } from "../bounded-output.js";
+import { boundedText } from "../bounded-output.js";
 import { defineTool } from "../tool.js";
 import { textResult } from "../tool-results.js";
+
+/** Sandboxes per page of list_sandboxes: a page is one bounded answer. */
+const sandboxesPerPage = 100;
 
 export const sandboxIdField = z
   .string()
@@ -92,17 +95,15 @@ export const listSandboxes = defineTool({
     const list = await Sandbox.list({
       ...connection,
       page,
-      pageSize: 100,
+      pageSize: sandboxesPerPage,
       ...(state ? { state } : {}),
     });
     if (list.items.length === 0)
       return textResult(page > 1 ? `No sandboxes on page ${page}.` : "No sandboxes.");
-    const lines = list.items
-      .slice(0, maxListedEntries)
-      .map(
-        (sandbox) =>
-          `${sandbox.id}  ${sandbox.state}  ${sandbox.template ?? "-"}  created ${sandbox.createdAt}  expires ${sandbox.expiresAt ?? "never"}`,
-      );
+    const lines = list.items.map(
+      (sandbox) =>
+        `${sandbox.id}  ${sandbox.state}  ${sandbox.template ?? "-"}  created ${sandbox.createdAt}  expires ${sandbox.expiresAt ?? "never"}`,
+    );
     const { pagination } = list;
     if (pagination.hasNextPage)
       lines.push(
