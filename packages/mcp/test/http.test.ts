@@ -171,6 +171,19 @@ describe("Paddock over MCP's Streamable HTTP at /mcp", () => {
     );
   });
 
+  test("a command past its timeout is stopped, and what it printed comes back", async () => {
+    const started = Date.now();
+    const late = await mcp.callTool({
+      name: "run_command",
+      arguments: { sandboxId, command: "echo started; sleep 100; echo never", timeoutMs: 1000 },
+    });
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(textOf(late)).toMatch(
+      /^exit code: \d+ \(stopped: it ran past its timeout of 1000 ms\)\nstdout:\nstarted\n/,
+    );
+    expect(textOf(late)).not.toContain("never");
+  });
+
   test("a small image comes back as an image", async () => {
     // A 1×1 PNG.
     const png =

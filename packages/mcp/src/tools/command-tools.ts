@@ -6,8 +6,11 @@ import { BoundedText, formatBytes, maxImageBytes, truncationNote } from "../boun
 import { defineTool } from "../tool.js";
 import { sandboxIdField } from "./sandbox-tools.js";
 
-/** A command's time limit when the call names none: within an MCP client's usual wait for an answer. */
-export const defaultCommandTimeoutMs = 60_000;
+/**
+ * A command's time limit when the call names none: under the minute most MCP clients wait for a
+ * tool's answer, so the answer (with the output so far) arrives before the client gives up.
+ */
+export const defaultCommandTimeoutMs = 50_000;
 
 const commandOutputHint =
   "Redirect the output to a file (`command > /tmp/out.txt 2>&1`) and read parts of it with read_file or with head, tail, grep or sed -n.";
@@ -35,7 +38,9 @@ export const runCommand = defineTool({
       .min(1)
       .max(24 * 3600 * 1000)
       .default(defaultCommandTimeoutMs)
-      .describe("Milliseconds before the command is killed; default 60000."),
+      .describe(
+        "Milliseconds before the command is killed; default 50000. Raise it only as far as the client waits for a tool.",
+      ),
   },
   annotations: { destructiveHint: true, openWorldHint: true },
   async run({ sandboxId, command, cwd, env, timeoutMs }, { connection, signal }) {
@@ -43,6 +48,7 @@ export const runCommand = defineTool({
     const stdout = new BoundedText();
     const stderr = new BoundedText();
     let exitCode = -1;
+    const startedAt = Date.now();
     // Streamed, so only the kept part of the output is ever held; the rest is counted.
     for await (const event of sandbox.commands.stream(command, {
       ...(cwd ? { cwd } : {}),
@@ -57,7 +63,11 @@ export const runCommand = defineTool({
       content: [
         {
           type: "text",
-          text: [`exit code: ${exitCode}`, section("stdout", stdout), section("stderr", stderr)].join("\n"),
+          text: [
+            `exit code: ${exitCode}${exitCode !== 0 && Date.now() - startedAt >= timeoutMs ? ` (stopped: it ran past its timeout of ${timeoutMs} ms)` : ""}`,
+            section("stdout", stdout),
+            section("stderr", stderr),
+          ].join("\n"),
         },
       ],
     };
