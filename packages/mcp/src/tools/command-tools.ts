@@ -4,6 +4,7 @@ import { type CodeResult, Sandbox } from "paddock";
 import { z } from "zod";
 import { BoundedText, formatBytes, maxImageBytes, truncationNote } from "../bounded-output.js";
 import { defineTool } from "../tool.js";
+import { textResult } from "../tool-results.js";
 import { sandboxIdField } from "./sandbox-tools.js";
 
 /**
@@ -59,18 +60,11 @@ export const runCommand = defineTool({
       if (event.type === "exit") exitCode = event.exitCode;
       else (event.type === "stdout" ? stdout : stderr).add(event.text);
     }
-    return {
-      content: [
-        {
-          type: "text",
-          text: [
-            `exit code: ${exitCode}${exitCode !== 0 && Date.now() - startedAt >= timeoutMs ? ` (stopped: it ran past its timeout of ${timeoutMs} ms)` : ""}`,
-            section("stdout", stdout),
-            section("stderr", stderr),
-          ].join("\n"),
-        },
-      ],
-    };
+    const timedOut = exitCode !== 0 && Date.now() - startedAt >= timeoutMs;
+    const status = timedOut
+      ? `exit code: ${exitCode} (stopped: it ran past its timeout of ${timeoutMs} ms)`
+      : `exit code: ${exitCode}`;
+    return textResult([status, section("stdout", stdout), section("stderr", stderr)].join("\n"));
   },
 });
 
