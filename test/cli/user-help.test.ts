@@ -18,6 +18,7 @@ const groups: Record<string, string[]> = {
     "secrets",
     "memory",
     "usage",
+    "mcp",
     "serve",
     "runtime",
   ],

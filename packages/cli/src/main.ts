@@ -5,6 +5,7 @@ import { registerAccountCommands } from "./commands/account.js";
 import { registerCpCommand } from "./commands/cp.js";
 import { registerExecCommand } from "./commands/exec.js";
 import { registerKeyCommands } from "./commands/keys.js";
+import { registerMcpCommand } from "./commands/mcp.js";
 import { registerMemoryCommands } from "./commands/memory.js";
 import { registerSandboxCommands } from "./commands/sandbox.js";
 import { registerSecretCommands } from "./commands/secrets.js";
@@ -22,6 +23,7 @@ Examples:
   paddock exec ID -- python3 -c 'print(6*7)'      run a command in it
   paddock shell ID                                an interactive shell in it
   paddock cp data.csv ID:/work/                   copy a file in (or out: ID:/path .)
+  paddock mcp                                     Paddock's tools for an MCP client (stdio)
   paddock serve [--config FILE] [--generate-key]  run the server on this host
   paddock runtime serve [--config FILE]           the /v1 runtime API and endpoint proxy alone
   paddock templates build [ID...] [--force]       build template images on this host
@@ -63,6 +65,8 @@ function program(): Command {
   registerSecretCommands(paddock);
   registerMemoryCommands(paddock);
   registerUsageCommand(paddock);
+  paddock.commandsGroup("Agents:");
+  registerMcpCommand(paddock);
   paddock.commandsGroup("This host:");
   registerServerCommands(paddock);
   return paddock;

@@ -14,6 +14,7 @@ import {
   installJsonBodies,
   installValidation,
 } from "@paddock/http";
+import { serveMcpHttp, surfacesOfScope } from "@paddock/mcp";
 import { openRuntimeStack, type RuntimeStack, type RuntimeStackOptions } from "@paddock/runtime";
 import { attachUpgradeProxy, runtimeApi, runtimeProxyRoute } from "@paddock/runtime-api";
 import "@fastify/swagger";
@@ -68,6 +69,8 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
   installValidation(app);
   installJsonBodies(app);
   let url = config.server.public_url;
+  /** This server's own address, which MCP tools call: never leaves the host, whatever public_url says. */
+  let ownUrl = "";
   try {
     installErrorHandling(app, shapeFor(""), { logger });
     // Before any route is registered: E2B's in-sandbox traffic is told apart by its headers or
@@ -136,6 +139,13 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
         maxUploadBytes: config.server.max_upload_bytes,
         limits: config,
         accountLimits,
+        // MCP's tools call this server's own API with the caller's credential, so every
+        // authorization, limit and count applies as it does to any client.
+        mcp: (request, response, body, caller) =>
+          serveMcpHttp(request, response, body, {
+            connection: { baseUrl: ownUrl, apiKey: caller.credential },
+            allowed: surfacesOfScope(caller.scope),
+          }),
       });
       proxyRoutes.push(publicEndpointRoute(stack.sandboxes, stack.secretKey));
       app.get("/openapi.json", async () => app.swagger());
@@ -144,7 +154,8 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
     }
     attachUpgradeProxy(app.server, proxyRoutes, withControlPlane ? routeUpgrade(app) : undefined);
     const address = await app.listen({ host: config.server.host, port: config.server.port });
-    url ||= address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
+    ownUrl = address.replace("0.0.0.0", "127.0.0.1").replace("[::]", "127.0.0.1");
+    url ||= ownUrl;
   } catch (error) {
     await app.close().catch(() => undefined);
     await stack.close();

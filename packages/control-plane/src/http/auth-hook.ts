@@ -12,7 +12,7 @@ declare module "fastify" {
 export const sessionCookie = "paddock_session";
 
 /** Bearer token from the Authorization header, or the dashboard's session cookie. */
-function bearerOf(request: FastifyRequest): string | undefined {
+export function bearerOf(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (header) {
     const match = /^Bearer\s+(\S+)$/i.exec(header);

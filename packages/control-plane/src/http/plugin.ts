@@ -23,6 +23,7 @@ import { authRoutes } from "../identity/auth-routes.js";
 import { Identity } from "../identity/identity.js";
 import { keyRoutes } from "../identity/key-routes.js";
 import { LoginThrottle } from "../identity/login-throttle.js";
+import { type McpEndpoint, mcpRoutes } from "../mcp/routes.js";
 import { MemoryStore } from "../memory/memory-store.js";
 import { memoryRoutes } from "../memory/routes.js";
 import { paymentOperationRoutes } from "../payments/operation-routes.js";
@@ -76,6 +77,8 @@ export interface ControlPlaneOptions {
   limits?: LimitSettings;
   /** The server's account limits, when it made them for other surfaces too (E2B's gateway); else made here. */
   accountLimits?: AccountLimits;
+  /** Serves `/mcp` (the Model Context Protocol) for authenticated callers; without it there is no `/mcp`. */
+  mcp?: McpEndpoint;
 }
 
 /** The customer-facing control plane (SPEC.md §4.1): errors as `{code, detail}`. */
@@ -171,6 +174,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     agentKeys,
     operations: new PaymentOperations(paymentCredentials, agentKeys),
   });
+  if (options.mcp) await app.register(mcpRoutes, { identity, endpoint: options.mcp });
   await app.register(endpointRoutes, {
     identity,
     sandboxes: options.sandboxes,
