@@ -47,14 +47,15 @@ export {
   unknownTemplate,
 } from "./templates/manifests.js";
 export { buildTemplates, TemplateBuildError, type TemplateBuildEvent } from "./templates/operator-builds.js";
+export { publishAccountTemplate } from "./templates/publishing.js";
 export { type NewTemplateBuild, TemplateBuilds, type TemplateQuota } from "./templates/template-builds.js";
-export type {
-  AccountTemplate,
-  BuildLogEntry,
-  BuildStatus,
-  TemplateBuild,
+export {
+  type AccountTemplate,
+  type BuildLogEntry,
+  type BuildStatus,
+  type TemplateBuild,
   TemplateRepository,
-  TemplateSettings,
+  type TemplateSettings,
 } from "./templates/template-repository.js";
 export { type Period, periodOf, type SandboxUsage, UsageLedger } from "./usage-ledger.js";
 export * from "./validation.js";

@@ -302,3 +302,61 @@ describe("account template build limits", () => {
     ).toBe("template_limit_reached");
   }, 200_000);
 });
+
+describe("published account templates", () => {
+  let test: TestStack;
+  const name = `shared-${run}`;
+  beforeAll(async () => {
+    test = await openTestStack({ config: { pools: { sizes: { [name]: 1 } } } });
+  }, 60_000);
+  afterAll(async () => {
+    await test?.dispose();
+  });
+
+  /** The pool's one Running member, once it has one from `image`. */
+  async function poolMember(image: string): Promise<string> {
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      const members = await test.stack.database.db
+        .selectFrom("sandboxes")
+        .select(["id", "image_uri"])
+        .where("pooled_for", "=", name)
+        .where("state", "=", "Running")
+        .execute();
+      const member = members.find((sandbox) => sandbox.image_uri === image);
+      if (member && members.length === 1) return member.id;
+      if (Date.now() > deadline) throw new Error(`no pooled sandbox of ${image}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  it("is started by every account, from a warm pool that refills from each new build", async () => {
+    const owner = account("acc_pub");
+    const first = await buildDockerfile(test, owner, name, "FROM ubuntu\nRUN echo first > /build.txt");
+    expect(first.build.status).toBe("ready");
+    // Private until published: no pool, no other account.
+    expect(await test.stack.templates.find(name, account("acc_other"))).toBeUndefined();
+    await test.stack.templateBuilds.setPublished(first.template, true);
+    expect((await test.stack.templates.find(name, account("acc_other")))?.image).toBe(first.build.image);
+    // Its name is now taken for every other account.
+    expect(
+      (await errorOf(test.stack.templateBuilds.request({ owner: account("acc_other"), name, quota }))).code,
+    ).toBe("template_name_taken");
+
+    const warm = await poolMember(first.build.image as string);
+    const claimed = await test.stack.sandboxes.create({
+      template: name,
+      owner: account("acc_other"),
+      timeout: 300,
+    });
+    expect(claimed.id).toBe(warm);
+    await test.stack.sandboxes.delete(claimed.id);
+
+    // A new build becomes current once it succeeded; the pool's members follow it.
+    const second = await buildDockerfile(test, owner, name, "FROM ubuntu\nRUN echo second > /build.txt");
+    expect(second.build.status).toBe("ready");
+    const fresh = await poolMember(second.build.image as string);
+    const { output } = await dockerExec(fresh, ["cat", "/build.txt"]);
+    expect(output.trim()).toBe("second");
+  }, 300_000);
+});

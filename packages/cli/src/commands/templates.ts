@@ -50,4 +50,33 @@ export function registerTemplateCommands(program: Command): void {
         });
       });
     });
+
+  for (const [verb, published] of [
+    ["publish", true],
+    ["unpublish", false],
+  ] as const) {
+    templates
+      .command(verb)
+      .description(
+        published
+          ? "operator: let every account start from an account's template, by its name (on this host's database)"
+          : "operator: make a published template its account's own again",
+      )
+      .argument("<email>", "the account that built it")
+      .argument("<name>", "the template's name")
+      .option("--config <file>", "TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)")
+      .action(async (email: string, name: string, options: { config?: string }) => {
+        const { runServerCommand } = await import("./server.js");
+        await runServerCommand(async () => {
+          const { loadConfig } = await import("@paddock/common");
+          const { publishTemplateCommand } = await import("./templates-publish.js");
+          process.exitCode = await publishTemplateCommand(
+            loadConfig({ file: options.config }),
+            email,
+            name,
+            published,
+          );
+        });
+      });
+  }
 }
