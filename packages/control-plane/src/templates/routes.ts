@@ -28,7 +28,7 @@ import {
 } from "./schemas.js";
 
 /** How often a followed log looks for new entries. */
-const followIntervalMs = 300;
+const followIntervalMs = 100;
 
 /** Content types of a build context (or any build files) in a request body. */
 const archiveTypes = [

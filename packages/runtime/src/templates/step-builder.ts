@@ -94,6 +94,8 @@ export class StepBuilder {
       env,
     };
     let cached = !build.spec.force;
+    // Every step image there is, read once: a cached step then costs its key's hash alone.
+    const cache = cached ? await this.stepImages() : new Map<string, string>();
     const steps = build.spec.steps;
     for (const [index, step] of steps.entries()) {
       const number = index + 1;
@@ -103,7 +105,7 @@ export class StepBuilder {
       try {
         const copied = step.type === "COPY" ? await this.copyOf(build.owner, step, state) : undefined;
         const key = stepKey(build.owner, state.image, step, copied && (await digestOfCopy(await copied())));
-        const hit = cached ? await this.cachedStep(key) : undefined;
+        const hit = cached ? cache.get(key) : undefined;
         if (hit) {
           build.log(`${where}: ${describeStep(step)} (cached)`);
           state = { ...state, image: hit, ...configAfter(state, step) };
@@ -158,13 +160,13 @@ export class StepBuilder {
       .catch(() => undefined);
   }
 
-  /** The image a step with this key made before, if the engine still has it. */
-  private async cachedStep(key: string): Promise<string | undefined> {
+  /** Step images by their cache keys. */
+  private async stepImages(): Promise<Map<string, string>> {
     const images = await this.docker.listImages({
       all: true,
-      filters: JSON.stringify({ label: [`${stepCacheLabel}=${key}`] }),
+      filters: JSON.stringify({ label: [stepCacheLabel] }),
     });
-    return images[0]?.Id;
+    return new Map(images.map((image) => [image.Labels?.[stepCacheLabel] ?? "", image.Id]));
   }
 
   private async runStep(
@@ -253,10 +255,9 @@ export class StepBuilder {
     step: Extract<BuildStep, { type: "COPY" }>,
     state: ImageState,
   ): Promise<() => Promise<Readable>> {
-    const probe = await this.docker.createContainer({ Image: state.image, Entrypoint: ["/bin/true"] });
-    const { uid, gid } = await resolveUser(probe, step.user ?? state.user).finally(() =>
-      probe.remove({ force: true }).catch(() => undefined),
-    );
+    const user = step.user ?? state.user;
+    // A name needs the image's passwd and group files; root and numeric ids do not.
+    const { uid, gid } = numericUser(user) ?? (await this.userOf(state.image, user));
     const names = await listArchive(await this.files.open(owner, step.files));
     const refuse = (why: string): never => {
       throw new BuildFailure(why);
@@ -268,6 +269,11 @@ export class StepBuilder {
         { src: step.src, dest: step.dest, uid, gid, mode: step.mode },
         refuse,
       );
+  }
+
+  private async userOf(image: string, user: string): Promise<{ uid: number; gid: number }> {
+    const probe = await this.docker.createContainer({ Image: image, Entrypoint: ["/bin/true"] });
+    return resolveUser(probe, user).finally(() => probe.remove({ force: true }).catch(() => undefined));
   }
 }
 
@@ -363,6 +369,15 @@ function directoryArchive(path: string): Readable {
     pack.entry({ name: `${parts.slice(0, depth).join("/")}/`, type: "directory", mode: 0o755 });
   pack.finalize();
   return pack as unknown as Readable;
+}
+
+/** uid and gid of `root` or `uid[:gid]` (each part `root` or a number); undefined for a name. */
+function numericUser(user: string): { uid: number; gid: number } | undefined {
+  const id = (part: string) => (part === "root" ? 0 : /^\d+$/.test(part) ? Number(part) : undefined);
+  const [name = "", group] = user.split(":");
+  const uid = id(name);
+  const gid = group === undefined ? uid : id(group);
+  return uid === undefined || gid === undefined ? undefined : { uid, gid };
 }
 
 /** uid and gid of `user` (`name`, `uid`, `name:group` or `uid:gid`) from the image's passwd and group files. */
