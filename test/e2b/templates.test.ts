@@ -4,7 +4,7 @@
  * starts sandboxes of it by its name, and deletes it; another account sees none of it. Builds
  * start from Paddock's templates (no image is pulled): E2B's `fromBaseImage()` is `e2b-base`.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BuildError, type LogEntry, Sandbox, SandboxError, Template, waitForPort } from "e2b";
@@ -72,7 +72,7 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
       { cwd: "/app" },
     );
     expect(stdout).toContain("hello from the build context\nbuilt\nhi there/e2b\nuser\n");
-    // The start command serves /app, as the template's user, once ready.
+    // The start command serves its working directory, /app, as the template's user, once ready.
     const served = await sandbox.commands.run(
       "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8000/hello.txt').read().decode())\"; ps -o user= -C python3",
     );
@@ -112,7 +112,8 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
   });
 
   test("a failing step fails Template.build with BuildError naming the step", async () => {
-    const template = Template().fromTemplate("python").runCmd("echo first").runCmd("exit 3");
+    const template = Template().fromTemplate("python").runCmd("echo first");
+    template.runCmd("exit 3");
     const logs: string[] = [];
     const failed = await Template.build(template, {
       alias: "e2b-failing",
@@ -121,6 +122,11 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     expect(failed).toBeInstanceOf(BuildError);
     expect((failed as BuildError).message).toMatch(/step 2\/2.*exit 3.*code 3/);
     expect(logs.join("\n")).toContain("first");
+    // The SDK points at the failing step's line in the caller's code, by the step number sent.
+    const line = readFileSync(new URL(import.meta.url), "utf8")
+      .split("\n")
+      .findIndex((text) => text.includes('template.runCmd("exit 3")'));
+    expect((failed as BuildError).stack).toContain(`templates.test.ts:${line + 1}`);
   });
 
   test("images are Paddock's templates: another image, or registry credentials, is refused", async () => {
