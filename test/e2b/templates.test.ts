@@ -4,13 +4,27 @@
  * starts sandboxes of it by its name, and deletes it; another account sees none of it. Builds
  * start from Paddock's templates (no image is pulled): E2B's `fromBaseImage()` is `e2b-base`.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BuildError, type LogEntry, Sandbox, SandboxError, Template, waitForPort } from "e2b";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { issueUploadToken } from "../../packages/e2b/src/upload-token.js";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
+
+/** PUTs `sent` bytes of a body said to have `length`, then drops the connection. */
+async function cutOffUpload(url: URL, length: number, sent: number): Promise<void> {
+  const socket = connect(Number(url.port), url.hostname);
+  await new Promise((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  socket.write(
+    `PUT ${url.pathname}${url.search} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-length: ${length}\r\n\r\n`,
+  );
+  await new Promise((resolve) => socket.write(Buffer.alloc(sent, 1), resolve));
+  // Long enough for the server to have started writing the upload.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  socket.destroy();
+}
 
 describe("the stock e2b SDK builds templates on Paddock", () => {
   let server: E2bServer;
@@ -25,7 +39,8 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     });
 
   beforeAll(async () => {
-    server = await startE2bServer();
+    // A small cap on uploads, to see one refused (the build context here is a few hundred bytes).
+    server = await startE2bServer({ config: { templates: { max_build_files_bytes: 64 * 1024 } } });
     Object.assign(process.env, server.env);
     otherKey = await server.keyFor("e2b-other@example.com");
     context = mkdtempSync(join(tmpdir(), "e2b-template-context-"));
@@ -193,6 +208,28 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     expect(await (await e2b(`/templates/${templateID}/files/${hash}`)).json()).toMatchObject({
       present: false,
     });
+
+    // Past the size cap: 413, in E2B's shape, and nothing kept.
+    const tooLarge = await fetch(url, { method: "PUT", body: Buffer.alloc(200 * 1024, 1) });
+    expect(tooLarge.status).toBe(413);
+    expect(await tooLarge.json()).toMatchObject({ code: 413 });
+    expect(await (await e2b(`/templates/${templateID}/files/${hash}`)).json()).toMatchObject({
+      present: false,
+    });
+    // Other routes still ask for the API key; unknown ones are E2B's 404.
+    expect((await fetch(`${server.env.E2B_API_URL}/templates/${templateID}/files/${hash}`)).status).toBe(401);
+    expect((await e2b("/templates/no/such/route", { method: "PUT" })).status).toBe(404);
+
+    // A client gone mid-upload: the upload ends, and its partial file goes.
+    await cutOffUpload(url, 100_000, 1000);
+    const partials = () =>
+      readdirSync(join(server.t.config.server.data_dir, "template-files"), { recursive: true }).filter(
+        (name) => String(name).includes(".upload-"),
+      );
+    const deadline = Date.now() + 20_000;
+    while (partials().length && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(partials()).toEqual([]);
 
     expect((await put(url)).status).toBe(201);
     expect(await (await e2b(`/templates/${templateID}/files/${hash}`)).json()).toEqual({ present: true });

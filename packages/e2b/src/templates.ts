@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream";
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { E2B_ENVD_VERSION, Errors, isPaddockError, PaddockError } from "@paddock/common";
 import type {
@@ -215,7 +216,22 @@ export const e2bTemplateRoutes: FastifyPluginAsyncTypebox<E2bTemplateRoutesOptio
             "this upload link is not valid or has expired; ask for a new one (GET /templates/{templateID}/files/{hash})",
           );
         await ownTemplate(accountId, templateID);
-        await builds.storeFiles(accountId, request.raw, hash);
+        // Through a stream of its own: a refused upload (too large) ends that one, while the
+        // request is read to its end, so the client that sent it hears why.
+        const body = new PassThrough();
+        request.raw.pipe(body);
+        // A client gone mid-upload ends the upload (its partial file removed), not a wait forever.
+        request.raw.once("close", () => {
+          if (!request.raw.complete)
+            body.destroy(new PaddockError(Errors.invalidRequest, "the upload ended before its body did"));
+        });
+        try {
+          await builds.storeFiles(accountId, body, hash);
+        } catch (error) {
+          request.raw.unpipe(body);
+          request.raw.resume();
+          throw error;
+        }
         return reply.status(201).send({});
       },
     );
