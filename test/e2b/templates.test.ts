@@ -64,6 +64,8 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     const logs: LogEntry[] = [];
     const built = await Template.build(template, {
       alias: "my-e2b-app",
+      cpuCount: 1,
+      memoryMB: 768,
       onBuildLogs: (entry) => logs.push(entry),
     });
     const log = logs.map((entry) => entry.message).join("\n");
@@ -116,7 +118,14 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     // Listed for its account; kept while a sandbox uses it, deleted after.
     const listed = (await (await e2b("/templates")).json()) as Array<Record<string, unknown>>;
     expect(listed).toMatchObject([
-      { templateID: built.templateId, buildID: built.buildId, names: ["my-e2b-app"], buildStatus: "ready" },
+      {
+        templateID: built.templateId,
+        buildID: built.buildId,
+        names: ["my-e2b-app"],
+        buildStatus: "ready",
+        cpuCount: 1,
+        memoryMB: 768,
+      },
     ]);
     const refused = await e2b(`/templates/${built.templateId}`, { method: "DELETE" });
     expect(refused.status).toBe(409);
