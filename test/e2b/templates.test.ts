@@ -245,4 +245,33 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     // The same hash is another account's files: it has none.
     expect((await e2b(`/templates/${templateID}/files/${hash}`, {}, otherKey)).status).toBe(404);
   });
+
+  test("bad input is E2B's 4xx naming the problem; a build whose steps were refused ends", async () => {
+    const post = (path: string, body: unknown) => e2b(path, { method: "POST", body: JSON.stringify(body) });
+    const answers: Array<[Response, number, RegExp]> = [
+      [await post("/v3/templates", {}), 400, /name/],
+      [await post("/v3/templates", { name: "Not A Name" }), 400, /lowercase/],
+      [await post("/v3/templates", { name: "fine", cpuCount: 0 }), 400, /cpuCount/],
+      [await post("/v3/templates", { name: "python" }), 409, /built-in/],
+    ];
+    const requested = await post("/v3/templates", { name: "bad-input" });
+    const { templateID, buildID } = (await requested.json()) as { templateID: string; buildID: string };
+    const build = `/v2/templates/${templateID}/builds/${buildID}`;
+    answers.push(
+      [await e2b(`/templates/${templateID}/files/not-a-hash`), 400, /hash/],
+      [await e2b(`/templates/${templateID}/builds/${buildID}/status?logsOffset=-1`), 400, /logsOffset/],
+      [await e2b(`/templates/${templateID}/builds/bld-nosuchbuild/status`), 404, /no build/],
+      [await post(build, { steps: "RUN true" }), 400, /steps/],
+      [await post(build, { fromTemplate: "python", steps: [{ type: "RUN", args: [] }] }), 400, /steps/],
+    );
+    for (const [response, status, message] of answers) {
+      expect(response.status, response.url).toBe(status);
+      expect(await response.json()).toMatchObject({ code: status, message: expect.stringMatching(message) });
+    }
+    // Refused for its steps, the build ended: it holds none of the account's builds.
+    const status = (await (await e2b(`/templates/${templateID}/builds/${buildID}/status`)).json()) as {
+      status: string;
+    };
+    expect(status.status).toBe("error");
+  });
 });
