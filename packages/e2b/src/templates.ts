@@ -182,7 +182,8 @@ export const e2bTemplateRoutes: FastifyPluginAsyncTypebox<E2bTemplateRoutesOptio
       const template = await ownTemplate(accountId, templateID);
       if (builds.hasFiles(accountId, hash)) return reply.status(201).send({ present: true });
       const token = issueUploadToken(options.secretKey, { accountId, templateId: template.id, hash });
-      const url = `${options.publicUrl()}${app.prefix}/templates/${template.id}/files/${hash}?token=${token}`;
+      const base = options.publicUrl().replace(/\/+$/, "");
+      const url = `${base}${app.prefix}/templates/${template.id}/files/${hash}?token=${token}`;
       return reply.status(201).send({ present: false, url });
     },
   );
