@@ -24,6 +24,7 @@ import {
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
+import { e2bTemplateRoutes } from "./templates.js";
 import {
   createdSandbox,
   detailedSandbox,
@@ -239,7 +240,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
 
   const callers = new WeakMap<FastifyRequest, { accountId: string; credential: string }>();
   app.addHook("onRequest", async (request) => {
-    if (request.routeOptions.url === "/e2b/health") return;
+    if (request.routeOptions.url === "/e2b/health" || request.routeOptions.config.signedUrl) return;
     callers.set(request, await options.authenticate(credentialOf(request)));
   });
   const caller = (request: FastifyRequest) =>
@@ -592,4 +593,16 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     await options.volumes.delete(request.params.volumeID, owner(request));
     return reply.status(204).send();
   });
+
+  // E2B's template builder, where the server builds templates (provideE2bTemplateBuilds).
+  const templateBuilds = app.paddockE2bTemplateBuilds;
+  if (templateBuilds) {
+    await app.register(e2bTemplateRoutes, {
+      ...templateBuilds,
+      catalog: templates,
+      secretKey: options.secretKey,
+      publicUrl: options.publicUrl,
+      owner,
+    });
+  }
 };
