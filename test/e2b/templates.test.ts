@@ -85,10 +85,10 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     const sandbox = await Sandbox.create("my-e2b-app", { timeoutMs: 300_000 });
     sandboxes.push(sandbox);
     const { stdout } = await sandbox.commands.run(
-      'cat hello.txt built.txt; echo "$GREETING/$MODE"; whoami; ls -l /app/hello.txt',
-      { cwd: "/app" },
+      'cat hello.txt built.txt; echo "$GREETING/$MODE"; whoami; pwd; ls -l /app/hello.txt',
     );
-    expect(stdout).toContain("hello from the build context\nbuilt\nhi there/e2b\nuser\n");
+    // A command without a cwd starts in the template's working directory, as on E2B.
+    expect(stdout).toContain("hello from the build context\nbuilt\nhi there/e2b\nuser\n/app\n");
     // The start command serves its working directory, /app, as the template's user, once ready.
     const served = await sandbox.commands.run(
       "python3 -c \"import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:8000/hello.txt').read().decode())\"; ps -o user= -C python3",

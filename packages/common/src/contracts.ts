@@ -44,6 +44,9 @@ export const EXECD_CPU_LIMIT_ENV = "PADDOCK_CPU_LIMIT";
 /** Set by a template's image (E2B's base: `user`): the account E2B's in-sandbox calls act as, and
  *  start in the home of, when they name none. Without it they act as execd's own user (root). */
 export const EXECD_ENVD_USER_ENV = "PADDOCK_ENVD_USER";
+/** Set by the image of a template an account built (its WORKDIR, decision 0198): where commands
+ *  start when they name no directory, as in Docker and on E2B. Without it, the user's home. */
+export const EXECD_WORKDIR_ENV = "PADDOCK_WORKDIR";
 /**
  * execd's own Node must not take the sandbox's Node settings: a user's `NODE_OPTIONS=--require
  * ./setup.js` would stop execd from starting. Every `NODE_*` variable reaches execd emptied, its

@@ -73,7 +73,7 @@ describe("account templates over the control plane", () => {
     const created = await cp.call("POST", "/sandboxes", alice, { template: "greeter", timeout: 300 });
     expect(created.status, created.text).toBe(201);
     const run = await cp.call("POST", `/sandboxes/${created.body.id}/run`, alice, {
-      command: "cat /srv/greeting.txt",
+      command: "cat greeting.txt",
     });
     expect(run.body.stdout, run.text).toBe("hello from the context");
 

@@ -24,7 +24,7 @@ import {
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
-import { e2bTemplateRoutes } from "./templates.js";
+import { type E2bTemplateBuilds, e2bTemplateRoutes } from "./templates.js";
 import {
   createdSandbox,
   detailedSandbox,
@@ -55,6 +55,8 @@ export interface E2bApiOptions {
   chargeCreate(accountId: string, credential: string): Promise<void>;
   /** The idle timeout and paused retention (seconds; null: never) the account's plan gives a sandbox. */
   lifecycleDefaults(accountId: string): Promise<{ idleTimeout: number | null; maxPaused: number | null }>;
+  /** Accounts' template builds, for E2B's template builder (decision 0198); without them, no template routes. */
+  templateBuilds?: E2bTemplateBuilds;
 }
 
 /** How long pause and connect wait for the sandbox to settle: E2B's calls return when it has. */
@@ -594,8 +596,8 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     return reply.status(204).send();
   });
 
-  // E2B's template builder, where the server builds templates (provideE2bTemplateBuilds).
-  const templateBuilds = app.paddockE2bTemplateBuilds;
+  // E2B's template builder, where the server builds templates.
+  const { templateBuilds } = options;
   if (templateBuilds) {
     await app.register(e2bTemplateRoutes, {
       ...templateBuilds,

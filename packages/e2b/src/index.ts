@@ -1,4 +1,3 @@
 export { type E2bApiOptions, e2bApi } from "./api.js";
 export { type E2bGatewayOptions, installE2bGateway } from "./gateway.js";
-export { type E2bTemplateBuilds, provideE2bTemplateBuilds } from "./templates.js";
 export { envdAccessToken, sandboxDomain, templateAliases, trafficAccessToken } from "./wire.js";

@@ -20,26 +20,13 @@ export interface E2bTemplateBuilds {
   builds: TemplateBuilds;
   /** How many templates the account's plan lets it keep, and build at once. */
   quotaOf(accountId: string): Promise<TemplateQuota>;
-  /** Removes a deleted template's image from the engine. */
-  removeImage(image: string): Promise<void>;
 }
 
 declare module "fastify" {
-  interface FastifyInstance {
-    paddockE2bTemplateBuilds?: E2bTemplateBuilds;
-  }
   interface FastifyContextConfig {
     /** The route's URL carries its own credential (a signed token): no API key is asked for. */
     signedUrl?: boolean;
   }
-}
-
-/**
- * Gives E2B's API (registered inside the control plane) the account template builds: a
- * decoration of the server, which every plugin registered after it sees.
- */
-export function provideE2bTemplateBuilds(app: FastifyInstance, builds: E2bTemplateBuilds): void {
-  app.decorate("paddockE2bTemplateBuilds", builds);
 }
 
 export interface E2bTemplateRoutesOptions extends E2bTemplateBuilds {
@@ -315,7 +302,7 @@ export const e2bTemplateRoutes: FastifyPluginAsyncTypebox<E2bTemplateRoutesOptio
     { schema: { ...hidden, params: TemplateParams } },
     async (request, reply) => {
       const template = await ownTemplate(owner(request), request.params.templateID);
-      await builds.remove(template, options.removeImage);
+      await builds.remove(template);
       return reply.status(204).send();
     },
   );

@@ -1,4 +1,9 @@
-import { EXECD_TOKEN_ENV } from "@paddock/common/contracts";
+import { EXECD_TOKEN_ENV, EXECD_WORKDIR_ENV } from "@paddock/common/contracts";
+
+/** Where a command starts when it names no directory: the template's WORKDIR, else the home. */
+export function defaultDirectory(): string {
+  return process.env[EXECD_WORKDIR_ENV] || process.env.HOME || "/";
+}
 
 /**
  * The environment every process execd starts inherits: execd's own environment without its

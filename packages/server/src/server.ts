@@ -7,7 +7,7 @@ import {
   registerOpenApi,
   routeUpgrade,
 } from "@paddock/control-plane";
-import { installE2bGateway, provideE2bTemplateBuilds } from "@paddock/e2b";
+import { installE2bGateway } from "@paddock/e2b";
 import {
   frameworkErrorHandler,
   installErrorHandling,
@@ -111,13 +111,6 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       }),
     ];
     if (options.controlPlane !== false) {
-      // E2B's template builder (in E2B's API, which the control plane registers) builds the
-      // account templates, under the plan's template limits.
-      provideE2bTemplateBuilds(app, {
-        builds: stack.templateBuilds,
-        quotaOf: (accountId) => accountLimits.templateQuota(accountId),
-        removeImage: (image) => stack.runtime.removeSnapshotImage(image),
-      });
       await registerOpenApi(app);
       await app.register(controlPlane, {
         db: stack.database.db,

@@ -195,5 +195,9 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
     // The plan's idle policy, as the control plane's creates get it (0: never).
     lifecycleDefaults: (accountId) => limits.lifecycleDefaults(accountId),
+    templateBuilds: {
+      builds: options.templateBuilds,
+      quotaOf: (accountId) => limits.templateQuota(accountId),
+    },
   });
 };

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
-import type { Environment } from "../environment.js";
+import { defaultDirectory, type Environment } from "../environment.js";
 import { backpressure } from "../streams/backpressure.js";
 import type { EventStream } from "../streams/event-sink.js";
 import { killedForMemory, memoryKills, outOfMemory } from "./memory-kills.js";
@@ -71,7 +71,7 @@ export class Commands {
     const { command: content, cwd, timeout, uid, gid, envs, background, framing } = request;
     if (cwd && !existsSync(cwd)) throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} does not exist`);
 
-    const directory = cwd ?? process.env.HOME ?? "/";
+    const directory = cwd ?? defaultDirectory();
     // Read before the command starts: a rise by its end tells a kill for memory from other SIGKILLs.
     const killsBefore = memoryKills();
     // A cwd that is not a directory goes the spawn way, which refuses it before the stream opens.

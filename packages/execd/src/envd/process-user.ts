@@ -1,4 +1,5 @@
 import { statSync } from "node:fs";
+import { EXECD_WORKDIR_ENV } from "@paddock/common/contracts";
 import { ConnectError } from "./connect.js";
 import { defaultUserName, envdUser } from "./files-user.js";
 
@@ -30,12 +31,17 @@ export async function runAs(given: string | undefined): Promise<RunAs> {
   };
 }
 
-/** The directory a process starts in: the one asked for, else the user's home if it exists, else /. */
+/**
+ * The directory a process starts in: the one asked for, else the template's working directory
+ * (decision 0198), else the user's home if it exists, else /.
+ */
 export function workingDirectory(cwd: string | undefined, home: string): string {
   if (cwd !== undefined) {
     if (!isDirectory(cwd)) throw new ConnectError("invalid_argument", `cwd '${cwd}' is not a directory`);
     return cwd;
   }
+  const workdir = process.env[EXECD_WORKDIR_ENV];
+  if (workdir && isDirectory(workdir)) return workdir;
   return isDirectory(home) ? home : "/";
 }
 

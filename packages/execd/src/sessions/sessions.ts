@@ -9,7 +9,7 @@ import type { SseEvent } from "@paddock/common/sse";
 import { MarkerSplitter } from "../commands/marker-splitter.js";
 import { type OutputFraming, outputWriter } from "../commands/output-framing.js";
 import { killGroup } from "../commands/process-group.js";
-import type { Environment } from "../environment.js";
+import { defaultDirectory, type Environment } from "../environment.js";
 import { backpressure } from "../streams/backpressure.js";
 import type { EventStream } from "../streams/event-sink.js";
 
@@ -56,7 +56,7 @@ export class Sessions {
       throw new PaddockError(ExecdErrors.bashUnavailable, "this image has no /bin/bash");
     const [file = "/bin/bash", ...args] = [...this.shellPrefix, "/bin/bash", "--noprofile", "--norc"];
     const bash = spawn(file, args, {
-      cwd: cwd ?? process.env.HOME ?? "/",
+      cwd: cwd ?? defaultDirectory(),
       env: this.env.forProcess(),
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],

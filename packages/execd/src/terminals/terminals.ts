@@ -5,7 +5,7 @@ import type { Writable } from "node:stream";
 import { EXECD_MOUNT } from "@paddock/common/contracts";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import { shell, signalNumber } from "../commands/process-group.js";
-import type { Environment } from "../environment.js";
+import { defaultDirectory, type Environment } from "../environment.js";
 import { drained } from "../streams/backpressure.js";
 import type { EventStream } from "../streams/event-sink.js";
 
@@ -48,7 +48,7 @@ export class Terminals {
   /** Starts a program on a new terminal and streams it until it exits or the client leaves. */
   start(request: TerminalRequest, stream: EventStream): void {
     const { command, rows, cols, uid, gid, envs } = request;
-    const cwd = request.cwd ?? process.env.HOME ?? "/";
+    const cwd = request.cwd ?? defaultDirectory();
     if (!existsSync(cwd) || !statSync(cwd).isDirectory())
       throw new PaddockError(Errors.invalidRequest, `cwd ${cwd} is not a directory`);
 

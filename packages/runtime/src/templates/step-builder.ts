@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { type Readable, Writable } from "node:stream";
-import { Errors, PaddockError } from "@paddock/common";
+import { Errors, EXECD_ENVD_USER_ENV, EXECD_WORKDIR_ENV, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
 import tar from "tar-stream";
 import type { DockerRuntime } from "../docker/docker-runtime.js";
@@ -11,9 +11,6 @@ import { type BuildSpec, type BuildStep, describeStep } from "./build-spec.js";
 /** Labels on the images a build commits: the step cache's key, and the template and build they belong to. */
 export const stepCacheLabel = "paddock.build.step";
 export const templateIdLabel = "paddock.template.id";
-
-/** The account's default user for commands, in an image whose own USER stays root for execd (decision 0173). */
-export const envdUserVariable = "PADDOCK_ENVD_USER";
 
 /** Longest line a step's output adds to the build log; longer ones are cut. */
 const maxLogLine = 4096;
@@ -89,7 +86,7 @@ export class StepBuilder {
     const env = base.Config.Env ?? [];
     let state: ImageState = {
       image: base.Id,
-      user: envValue(env, envdUserVariable) || base.Config.User || "root",
+      user: envValue(env, EXECD_ENVD_USER_ENV) || base.Config.User || "root",
       workdir: base.Config.WorkingDir || "/",
       env,
     };
@@ -140,7 +137,10 @@ export class StepBuilder {
           WorkingDir: state.workdir,
           Entrypoint: ["/bin/sh", "-c"],
           Cmd: [build.spec.startCommand ?? "sleep infinity"],
-          Env: setEnv(state.env, { [envdUserVariable]: state.user }),
+          Env: setEnv(state.env, {
+            [EXECD_ENVD_USER_ENV]: state.user,
+            ...(state.workdir !== "/" ? { [EXECD_WORKDIR_ENV]: state.workdir } : {}),
+          }),
           Labels: { [templateIdLabel]: build.templateId },
         },
       });
