@@ -68,7 +68,7 @@ export function baseOf(start: E2bTemplateStart, templateIds: string[]): { from: 
     : { from: known.template };
 }
 
-/** E2B's steps as Paddock's (decision 0197), one for one, so E2B's step numbers name the same step. */
+/** E2B's steps as Paddock's (decision 0198), one for one, so E2B's step numbers name the same step. */
 export function stepsOf(steps: E2bStep[]): BuildSpec["steps"] {
   return steps.map((step, index) => {
     const where = `steps[${index}]`;

@@ -10,7 +10,7 @@ import type {
   TemplateQuota,
 } from "@paddock/runtime";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
 import { buildSpecOf, E2bTemplateStart } from "./template-spec.js";
 import { issueUploadToken, verifyUploadToken } from "./upload-token.js";
 import { templateAliases, templateResources } from "./wire.js";
@@ -104,7 +104,7 @@ function listedTemplate(template: AccountTemplate, builds: TemplateBuild[]) {
 
 /**
  * E2B's template builder (`Template.build` of its SDKs) over the accounts' template builds
- * (decision 0197): ask for a build, upload the files of COPY steps through signed links, start it
+ * (decision 0198): ask for a build, upload the files of COPY steps through signed links, start it
  * with the steps, follow its status and log. The template's id is Paddock's (`tpl_…`); sandboxes
  * start from it by its name, as E2B's do from an alias.
  */
