@@ -120,6 +120,16 @@ describe("account templates over the control plane", () => {
       build = (await cp.call("GET", `/templates/tooled/builds/${build.id}`, alice)).body;
     }
     expect(build.status).toBe("ready");
+    expect(build.steps).toBe(2);
+    // Refused steps end their build: nothing is left waiting, and the template can go.
+    const refused = await cp.call("POST", "/templates/refused/builds", alice, {
+      from: "no-such-base",
+      steps: [],
+    });
+    expect(refused.body.code).toBe("invalid_template_build");
+    const left = await cp.call("GET", "/templates/refused", alice);
+    expect(left.body.builds.map((b: { status: string }) => b.status)).toEqual(["error"]);
+    expect((await cp.call("DELETE", "/templates/refused", alice)).status).toBe(204);
 
     const bad = await upload(
       "/templates/broken/builds",

@@ -1,6 +1,7 @@
 import type { Readable } from "node:stream";
 import {
   Errors,
+  isPaddockError,
   type Logger,
   newId,
   type PaddockConfig,
@@ -12,6 +13,7 @@ import { type BuildFiles, readArchiveFile } from "./build-files.js";
 import { BuildSpec } from "./build-spec.js";
 import type { TemplateCatalog } from "./catalog.js";
 import { parseDockerfile } from "./dockerfile.js";
+import type { Template } from "./manifests.js";
 import { BuildFailure, type BuildLimits, type StepBuilder } from "./step-builder.js";
 import type {
   AccountTemplate,
@@ -175,35 +177,23 @@ export class TemplateBuilds {
    * account can see, every COPY's files were uploaded. `notes` open its log.
    */
   async run(build: TemplateBuild, spec: unknown, notes: string[] = []): Promise<TemplateBuild> {
-    if (!Value.Check(BuildSpec, spec)) {
-      const [first] = [...Value.Errors(BuildSpec, spec)];
-      throw new PaddockError(
-        Errors.invalidTemplateBuild,
-        `build steps: ${first?.path || "/"} ${first?.message ?? "is not valid"}`,
-      );
-    }
     if (build.status !== "waiting")
       throw new PaddockError(
         Errors.invalidStateTransition,
         `build ${build.id} is ${build.status}, not waiting`,
       );
-    const base = await this.deps.catalog.find(spec.from, build.owner);
-    if (!base) {
-      throw new PaddockError(
-        Errors.invalidTemplateBuild,
-        `no template ${spec.from} to build from; the templates are: ${(await this.deps.catalog.list(build.owner)).map((t) => t.id).join(", ")}`,
-      );
+    let base: Template;
+    try {
+      base = await this.checked(build.owner, spec);
+    } catch (error) {
+      // Refused steps end the build: left waiting, it would hold one of the account's builds.
+      if (isPaddockError(error))
+        await this.deps.repository.finishBuild(build, { status: "error", reason: error.message });
+      throw error;
     }
-    for (const step of spec.steps) {
-      if (step.type === "COPY" && !this.deps.files.has(build.owner, step.files)) {
-        throw new PaddockError(
-          Errors.templateFilesNotFound,
-          `COPY ${step.src}: files ${step.files} were not uploaded`,
-        );
-      }
-    }
-    const started: TemplateBuild = { ...build, status: "building", spec };
-    await this.deps.repository.markBuilding(build.id, this.deps.replica);
+    const valid = spec as BuildSpec;
+    const started: TemplateBuild = { ...build, status: "building", spec: valid };
+    await this.deps.repository.markBuilding(build.id, this.deps.replica, valid);
     const controller = new AbortController();
     this.running.set(build.id, controller);
     const done = this.execute(started, base.image, base.resourceLimits, notes, controller).finally(() => {
@@ -212,6 +202,32 @@ export class TemplateBuilds {
     });
     this.work.add(done);
     return started;
+  }
+
+  /** The base template of valid steps whose files the account uploaded; else why not. */
+  private async checked(owner: string, spec: unknown): Promise<Template> {
+    if (!Value.Check(BuildSpec, spec)) {
+      const [first] = [...Value.Errors(BuildSpec, spec)];
+      throw new PaddockError(
+        Errors.invalidTemplateBuild,
+        `build steps: ${first?.path || "/"} ${first?.message ?? "is not valid"}`,
+      );
+    }
+    const base = await this.deps.catalog.find(spec.from, owner);
+    if (!base) {
+      throw new PaddockError(
+        Errors.invalidTemplateBuild,
+        `no template ${spec.from} to build from; the templates are: ${(await this.deps.catalog.list(owner)).map((t) => t.id).join(", ")}`,
+      );
+    }
+    for (const step of spec.steps) {
+      if (step.type === "COPY" && !this.deps.files.has(owner, step.files))
+        throw new PaddockError(
+          Errors.templateFilesNotFound,
+          `COPY ${step.src}: files ${step.files} were not uploaded`,
+        );
+    }
+    return base;
   }
 
   /** Asks a build to stop; it ends as cancelled within about a second, on whichever replica runs it. */

@@ -245,11 +245,11 @@ export class TemplateRepository {
     return row !== undefined;
   }
 
-  async markBuilding(buildId: string, replica: string): Promise<void> {
+  async markBuilding(buildId: string, replica: string, spec: BuildSpec): Promise<void> {
     const now = new Date().toISOString();
     await this.db
       .updateTable("template_builds")
-      .set({ status: "building", replica, started_at: now, heartbeat_at: now })
+      .set({ status: "building", replica, spec: JSON.stringify(spec), started_at: now, heartbeat_at: now })
       .where("id", "=", buildId)
       .execute();
   }
