@@ -15,6 +15,7 @@ from paddock import (
     AsyncPaddock,
     BuildLogEntry,
     CopyStep,
+    InvalidRequestError,
     NotFoundError,
     Paddock,
     RunStep,
@@ -66,6 +67,8 @@ def test_pack_leaves_out_what_dockerignore_names_and_keeps_the_dockerfile(tmp_pa
         "docker/Build.dockerfile",
         "keep.log",
     ]
+    with pytest.raises(NotADirectoryError):
+        pack(tmp_path / "Dockerfile")
 
 
 async def test_build_from_a_directory_follows_its_log_and_starts_sandboxes(
@@ -160,6 +163,14 @@ async def test_a_failing_run_raises_with_its_dockerfile_line(
     detail = await result(client.templates.get(name))
     assert detail.current_build_id is None and [item.id for item in detail.builds] == [error.build_id]
     await result(client.templates.delete(name))
+
+    # Refused before anything runs: a Dockerfile the server cannot take, a name it does not allow.
+    _write(tmp_path, {"Dockerfile": "FROM ubuntu\nONBUILD RUN true\n"})
+    with pytest.raises(InvalidRequestError) as unreadable:
+        await result(client.templates.build(name, tmp_path))
+    assert unreadable.value.code == "invalid_template_build" and "line 2" in unreadable.value.message
+    with pytest.raises(InvalidRequestError):
+        await result(client.templates.build_from_steps("Not A Name", "ubuntu", [RunStep("true")]))
 
 
 async def test_build_from_steps_with_uploaded_files(
