@@ -165,9 +165,10 @@ async def test_a_failing_run_raises_with_its_dockerfile_line(
     await result(client.templates.delete(name))
 
     # Refused before anything runs: a Dockerfile the server cannot take, a name it does not allow.
-    _write(tmp_path, {"Dockerfile": "FROM ubuntu\nONBUILD RUN true\n"})
+    _write(tmp_path, {"docker/Onbuild.dockerfile": "FROM ubuntu\nONBUILD RUN true\n"})
+    absolute = str(tmp_path / "docker/Onbuild.dockerfile")
     with pytest.raises(InvalidRequestError) as unreadable:
-        await result(client.templates.build(name, tmp_path))
+        await result(client.templates.build(name, tmp_path, dockerfile=absolute))
     assert unreadable.value.code == "invalid_template_build" and "line 2" in unreadable.value.message
     with pytest.raises(InvalidRequestError):
         await result(client.templates.build_from_steps("Not A Name", "ubuntu", [RunStep("true")]))

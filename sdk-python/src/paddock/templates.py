@@ -125,6 +125,8 @@ class TemplatesBase(Resource[TransportT]):
 
 
 class Templates(TemplatesBase[SyncTransport]):
+    """``Paddock.templates``: the account's own templates."""
+
     def build(
         self,
         name: str,
@@ -145,8 +147,9 @@ class Templates(TemplatesBase[SyncTransport]):
         interrupted) the build is cancelled and ``TimeoutError`` (or the interruption) raised.
         ``cpu`` (``"2"``) and ``memory`` (``"2Gi"``) size its sandboxes; ``force`` rebuilds
         every step even when the cache holds it."""
-        with pack(path, always=[_dockerfile_name(path, dockerfile)]) as archive:
-            call = self._context_call(name, archive, dockerfile, description, cpu, memory, force)
+        inside = _dockerfile_inside(path, dockerfile)
+        with pack(path, always=[inside or "Dockerfile"]) as archive:
+            call = self._context_call(name, archive, inside, description, cpu, memory, force)
             started = self._transport.call(call)
         return self._follow(name, started.build, on_log, timeout)
 
@@ -207,7 +210,7 @@ class Templates(TemplatesBase[SyncTransport]):
 
 
 class AsyncTemplates(TemplatesBase[AsyncTransport]):
-    """As ``Templates``, with asyncio. Packing a directory runs on a worker thread."""
+    """``AsyncPaddock.templates``: as ``Templates``, awaited. Directories are packed on a worker thread."""
 
     async def build(
         self,
@@ -223,9 +226,9 @@ class AsyncTemplates(TemplatesBase[AsyncTransport]):
         timeout: float | None = None,
     ) -> TemplateBuild:
         """As ``Templates.build``; cancelling the task cancels the build too."""
-        archive = await asyncio.to_thread(pack, path, always=[_dockerfile_name(path, dockerfile)])
-        with archive:
-            call = self._context_call(name, archive, dockerfile, description, cpu, memory, force)
+        inside = _dockerfile_inside(path, dockerfile)
+        with await asyncio.to_thread(pack, path, always=[inside or "Dockerfile"]) as archive:
+            call = self._context_call(name, archive, inside, description, cpu, memory, force)
             started = await self._transport.call(call)
         return await self._follow(name, started.build, on_log, timeout)
 
@@ -395,12 +398,14 @@ def _path(name: str, build_id: str | None = None, suffix: str = "") -> str:
     return path + suffix
 
 
-def _dockerfile_name(directory: str | os.PathLike[str], dockerfile: str | None) -> str:
-    """The Dockerfile's path inside the directory, which is always packed."""
+def _dockerfile_inside(directory: str | os.PathLike[str], dockerfile: str | None) -> str | None:
+    """The Dockerfile's path relative to the directory (it may be given absolute); None: the default."""
     if dockerfile is None:
-        return "Dockerfile"
+        return None
     path = Path(dockerfile)
-    return (path.relative_to(directory) if path.is_absolute() else path).as_posix()
+    if path.is_absolute():
+        path = path.relative_to(Path(directory).absolute())
+    return path.as_posix()
 
 
 def _steps_body(
