@@ -8,9 +8,12 @@ from typing import assert_type
 
 from paddock import (
     Account,
+    AccountTemplate,
+    AccountTemplateDetail,
     AsyncPaddock,
     AsyncPaymentOperations,
     AsyncSandbox,
+    BuildLogPage,
     CodeResult,
     CommandEvent,
     CommandResult,
@@ -20,8 +23,10 @@ from paddock import (
     Paddock,
     PaymentOperations,
     Sandbox,
+    RunStep,
     SandboxMetrics,
     Session,
+    TemplateBuild,
     WriteResult,
 )
 
@@ -47,6 +52,12 @@ def sync_forms(client: Paddock, sandbox: Sandbox) -> None:
     assert_type(sandbox.metrics(), SandboxMetrics)
     assert_type(sandbox.watch_metrics(), Iterator[SandboxMetrics])
     assert_type(sandbox.diagnostics.logs(scope="container"), DiagnosticText)
+    assert_type(client.templates.build("app", "./app", on_log=print), TemplateBuild)
+    assert_type(client.templates.build_from_steps("app", "ubuntu", [RunStep("true")]), TemplateBuild)
+    assert_type(client.templates.upload_files("./files"), str)
+    assert_type(client.templates.list(), list[AccountTemplate])
+    assert_type(client.templates.get("app"), AccountTemplateDetail)
+    assert_type(client.templates.logs("app", "bld-1", from_=3), BuildLogPage)
 
 
 async def async_forms(client: AsyncPaddock, sandbox: AsyncSandbox) -> None:
@@ -69,3 +80,7 @@ async def async_forms(client: AsyncPaddock, sandbox: AsyncSandbox) -> None:
     assert_type(await sandbox.metrics(), SandboxMetrics)
     assert_type(sandbox.watch_metrics(), AsyncIterator[SandboxMetrics])
     assert_type(await sandbox.diagnostics.events(), DiagnosticText)
+    assert_type(await client.templates.build("app", "./app", timeout=600), TemplateBuild)
+    assert_type(await client.templates.wait("app", "bld-1"), TemplateBuild)
+    assert_type(await client.templates.cancel("app", "bld-1"), TemplateBuild)
+    assert_type(await client.templates.delete("app"), None)

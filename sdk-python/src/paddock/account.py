@@ -1,5 +1,5 @@
-"""``Paddock`` and ``AsyncPaddock``: sign-up, log-in, API keys, secrets, memory, usage, billing
-and payments."""
+"""``Paddock`` and ``AsyncPaddock``: sign-up, log-in, API keys, secrets, memory, usage, billing,
+payments and the account's templates."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from .memory import Memory
 from .models import Account, ApiKey, ApiKeyWithSecret, KeyScope, Session
 from .payments import Payments
 from .secrets import Secrets
+from .templates import AsyncTemplates, Templates
 from .usage import Usage
 from .volumes import Volumes
 
@@ -114,6 +115,8 @@ class Paddock(PaddockBase[SyncTransport]):
         self, api_key: str | None = None, *, base_url: str | None = None, request_timeout: float | None = None
     ) -> None:
         super().__init__(SyncTransport(Connection.resolve(api_key, base_url, request_timeout)))
+        self.templates = Templates(self._transport)
+        """The account's own templates; a session, an unscoped key or a key scoped to ``sandboxes``."""
 
     @staticmethod
     def signup(
@@ -155,6 +158,7 @@ class AsyncPaddock(PaddockBase[AsyncTransport]):
         self, api_key: str | None = None, *, base_url: str | None = None, request_timeout: float | None = None
     ) -> None:
         super().__init__(AsyncTransport(Connection.resolve(api_key, base_url, request_timeout)))
+        self.templates = AsyncTemplates(self._transport)
 
     @staticmethod
     async def signup(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import builtins
 
+from .models import TemplateBuild
+
 
 class PaddockError(Exception):
     """The root of the tree: ``code`` (stable, snake_case), ``status`` (HTTP; 0 when no answer
@@ -65,6 +67,22 @@ class CommandExitError(PaddockError):
         self.stdout = stdout
         self.stderr = stderr
         self.oom_killed = oom_killed
+
+
+class TemplateBuildError(PaddockError):
+    """A template build that ended without an image: ``reason`` says which step failed and why
+    ("step 3/4 (Dockerfile line 3) RUN …: exited with code 1"), ``failed_step`` its number
+    (1-based; None when no step was at fault), ``build_id`` which build, ``build`` all of it.
+    ``code`` is ``template_build_failed`` or ``template_build_cancelled``."""
+
+    def __init__(self, build: TemplateBuild) -> None:
+        reason = build.reason or f"the build ended {build.status}"
+        code = "template_build_cancelled" if build.status == "cancelled" else "template_build_failed"
+        super().__init__(f"template build {build.id} {build.status}: {reason}", code, 200)
+        self.build = build
+        self.build_id = build.id
+        self.reason = reason
+        self.failed_step = build.failed_step
 
 
 def error_for(status: int, code: str, detail: str) -> PaddockError:

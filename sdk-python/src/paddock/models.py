@@ -213,6 +213,128 @@ class EnforcedNetworkPolicy:
     policy: NetworkPolicyOptions
 
 
+# Templates the account builds (decision 0198)
+
+BuildStatus = Literal["waiting", "building", "ready", "error", "cancelled"]
+
+
+@dataclass(frozen=True)
+class TemplateBuild:
+    """One build of an account's template; ``failed_step`` is 1-based, ``reason`` says where and why."""
+
+    id: str
+    template_id: str
+    status: BuildStatus
+    reason: str | None
+    failed_step: int | None
+    steps: int
+    image_bytes: int | None
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+
+
+@dataclass(frozen=True)
+class AccountTemplate:
+    """A template of the account's own; sandboxes start from it by ``name`` once a build is ready."""
+
+    id: str
+    name: str
+    description: str
+    published: bool
+    current_build_id: str | None
+    """The build sandboxes start from; None until one succeeds."""
+    resource_limits: dict[str, str]
+    user: str
+    workdir: str
+    start_command: str | None
+    ready_command: str | None
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True)
+class AccountTemplateDetail(AccountTemplate):
+    builds: list[TemplateBuild]
+
+
+@dataclass(frozen=True)
+class BuildStarted:
+    template: AccountTemplate
+    build: TemplateBuild
+
+
+@dataclass(frozen=True)
+class BuildLogEntry:
+    """A line of a build's log: "step 2/3 (Dockerfile line 2): COPY …", a RUN's output, the end."""
+
+    seq: int
+    at: str
+    level: Literal["info", "warn", "error"]
+    message: str
+
+
+@dataclass(frozen=True)
+class BuildLogPage:
+    entries: list[BuildLogEntry]
+    next: int
+    """``from_`` for the next page."""
+    status: BuildStatus
+
+
+@dataclass(frozen=True)
+class UploadedFiles:
+    hash: str
+    """What a ``CopyStep``'s ``files`` names."""
+    bytes: int
+
+
+@dataclass(frozen=True)
+class RunStep:
+    """Runs ``command`` with ``/bin/sh -c``, as ``user`` (default: the image's current user)."""
+
+    command: str
+    user: str | None = None
+    force: bool = False
+    """Rebuild this step and every one after it even when the cache holds it."""
+
+
+@dataclass(frozen=True)
+class CopyStep:
+    """Copies ``src`` (a path in the uploaded ``files``; ``.`` is all of it; ``*``/``?`` match
+    within a name) to ``dest`` in the image (a directory when it ends in ``/``)."""
+
+    files: str
+    """The ``hash`` answered by ``templates.upload_files``."""
+    src: str
+    dest: str
+    user: str | None = None
+    mode: int | None = None
+    """File mode of the copied files, e.g. ``0o755`` (directories keep theirs)."""
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class EnvStep:
+    values: dict[str, str]
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class WorkdirStep:
+    path: str
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class UserStep:
+    user: str
+    force: bool = False
+
+
+BuildStep = RunStep | CopyStep | EnvStep | WorkdirStep | UserStep
+
+
 # Commands, code and files
 
 
