@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { isPaddockError } from "@paddock/common";
 import Docker from "dockerode";
@@ -164,6 +165,16 @@ describe.each(["gvisor", "runc"] as const)("account template builds (%s)", (secu
     await test.stack.templateBuilds.remove(otherTemplate);
     expect(await test.stack.templates.find("my-env", account("acc_b"))).toBeUndefined();
     await expect(docker.getImage(other.build.image as string).inspect()).rejects.toThrow();
+    // With it went the account's step cache, which nothing of its own stands on any more.
+    const cacheLeft = await docker.listImages({
+      all: true,
+      filters: JSON.stringify({
+        label: [
+          `paddock.build.account=${createHash("sha256").update(account("acc_b")).digest("hex").slice(0, 32)}`,
+        ],
+      }),
+    });
+    expect(cacheLeft).toEqual([]);
   }, 400_000);
 
   it("fails a build at the step that fails, and keeps the template on its last good build", async () => {

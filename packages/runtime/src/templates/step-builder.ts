@@ -11,6 +11,8 @@ import { type BuildSpec, type BuildStep, describeStep } from "./build-spec.js";
 /** Labels on the images a build commits: the step cache's key, and the template and build they belong to. */
 export const stepCacheLabel = "paddock.build.step";
 export const templateIdLabel = "paddock.template.id";
+/** Whose cache a step image is in: a hash of the account, not its id. */
+const stepAccountLabel = "paddock.build.account";
 
 /** Longest line a step's output adds to the build log; longer ones are cut. */
 const maxLogLine = 4096;
@@ -160,6 +162,22 @@ export class StepBuilder {
       .catch(() => undefined);
   }
 
+  /**
+   * Drops the account's step images that no image of its remaining templates stands on: the
+   * engine refuses to remove an image another is built on, so newest first, each refusal kept.
+   */
+  async pruneCache(owner: string): Promise<void> {
+    const images = await this.docker.listImages({
+      all: true,
+      filters: JSON.stringify({ label: [`${stepAccountLabel}=${accountKey(owner)}`] }),
+    });
+    for (const image of images.sort((a, b) => b.Created - a.Created))
+      await this.docker
+        .getImage(image.Id)
+        .remove({ noprune: false })
+        .catch(() => undefined);
+  }
+
   /** Step images by their cache keys. */
   private async stepImages(): Promise<Map<string, string>> {
     const images = await this.docker.listImages({
@@ -182,7 +200,7 @@ export class StepBuilder {
       User: next.user,
       WorkingDir: next.workdir,
       Env: next.env,
-      Labels: { [stepCacheLabel]: key },
+      Labels: { [stepCacheLabel]: key, [stepAccountLabel]: accountKey(build.owner) },
     };
     if (step.type === "RUN") {
       const name = `paddock-build-${build.buildId.toLowerCase()}-${number}`;
@@ -275,6 +293,10 @@ export class StepBuilder {
     const probe = await this.docker.createContainer({ Image: image, Entrypoint: ["/bin/true"] });
     return resolveUser(probe, user).finally(() => probe.remove({ force: true }).catch(() => undefined));
   }
+}
+
+function accountKey(owner: string): string {
+  return createHash("sha256").update(owner).digest("hex").slice(0, 32);
 }
 
 /**

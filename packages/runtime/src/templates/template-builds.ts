@@ -258,6 +258,7 @@ export class TemplateBuilds {
     const builds = await this.deps.repository.listBuilds(template.id);
     await this.deps.repository.remove(template.id);
     for (const build of builds) if (build.image) await this.deps.builder?.removeImage(build.image);
+    await this.deps.builder?.pruneCache(template.owner);
   }
 
   /** The account's own template, by name or id. */
