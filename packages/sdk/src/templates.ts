@@ -149,38 +149,47 @@ export class Templates {
 
   /**
    * Follows a build's log live, calling `onLog` with each entry, and resolves with the build once
-   * it has ended, whatever its status. Picks the stream up again where it broke off.
+   * it has ended, whatever its status. A stream that breaks off is picked up where it stopped.
    */
   async follow(name: string, buildId: string, options: FollowOptions = {}): Promise<TemplateBuild> {
     let next = options.from ?? 0;
     let failures = 0;
     for (;;) {
-      let ended: TemplateBuild | undefined;
+      const events = this.transport.events(`${buildPath(name, buildId)}/logs?from=${next}`, undefined, {
+        ...(options.signal ? { signal: options.signal } : {}),
+        headers: { accept: "text/event-stream" },
+      });
+      let broken: unknown;
       try {
-        const events = this.transport.events(`${buildPath(name, buildId)}/logs?from=${next}`, undefined, {
-          ...(options.signal ? { signal: options.signal } : {}),
-          headers: { accept: "text/event-stream" },
-        });
-        for await (const event of events) {
-          if (event.type === "log") {
-            const { type: _type, ...entry } = event;
-            next = Number(entry.seq) + 1;
+        for (;;) {
+          // Only the stream's own failures are retried; one thrown by `onLog` ends the call.
+          const item = await events.next().catch((error: unknown) => {
+            broken = error;
+            return undefined;
+          });
+          if (!item || item.done) break;
+          const { type, ...fields } = item.value;
+          if (type === "status") return fields as unknown as TemplateBuild;
+          if (type === "error") {
+            broken = errorFor(Number(fields.status ?? 502), String(fields.code), String(fields.detail));
+            break;
+          }
+          if (type === "log") {
+            const entry = fields as unknown as BuildLogEntry;
+            next = entry.seq + 1;
             failures = 0;
-            options.onLog?.(entry as unknown as BuildLogEntry);
-          } else if (event.type === "status") {
-            const { type: _type, ...build } = event;
-            ended = build as unknown as TemplateBuild;
-          } else if (event.type === "error") {
-            throw errorFor(Number(event.status ?? 502), String(event.code), String(event.detail));
+            options.onLog?.(entry);
           }
         }
-      } catch (error) {
-        options.signal?.throwIfAborted();
-        const transient = !(error instanceof PaddockError) || error.retryable;
-        if (!transient || ++failures > followRetries) throw error;
+      } finally {
+        await events.return(undefined);
       }
-      if (ended) return ended;
-      // The stream ended before the build did (a restart, a proxy's idle limit): go on from `next`.
+      options.signal?.throwIfAborted();
+      if (broken !== undefined) {
+        const transient = !(broken instanceof PaddockError) || broken.retryable;
+        if (!transient || ++failures > followRetries) throw broken;
+      }
+      // The stream ended before the build did (a restart, a proxy's limit): go on from `next`.
       await new Promise((resolve) => setTimeout(resolve, followRetryDelayMs));
       options.signal?.throwIfAborted();
     }

@@ -1,4 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, request, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
@@ -20,6 +22,39 @@ function contextOf(files: Record<string, string>): string {
     writeFileSync(join(root, name), content);
   }
   return root;
+}
+
+/**
+ * A proxy in front of `target` that cuts the first build-log stream through it once it has passed
+ * the entry "line 2" on, as a restarting replica or a proxy's limit would.
+ */
+async function cuttingProxy(target: string): Promise<{ url: string; cuts: number; server: Server }> {
+  const proxy = { url: "", cuts: 0, server: createServer() };
+  proxy.server.on("request", (incoming, outgoing) => {
+    const upstream = request(`${target}${incoming.url}`, {
+      method: incoming.method,
+      headers: incoming.headers,
+    });
+    upstream.on("response", (answer) => {
+      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+      const cut = answer.headers["content-type"]?.includes("text/event-stream") && proxy.cuts++ === 0;
+      answer.on("data", (chunk: Buffer) => {
+        if (!cut || !chunk.includes('"message":"line 2"')) {
+          outgoing.write(chunk);
+          return;
+        }
+        // Once the client has that entry (written out), the connection drops.
+        answer.destroy();
+        outgoing.write(chunk, () => outgoing.destroy());
+      });
+      answer.on("end", () => outgoing.end());
+    });
+    upstream.on("error", () => outgoing.destroy());
+    incoming.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => proxy.server.listen(0, "127.0.0.1", resolve));
+  proxy.url = `http://127.0.0.1:${(proxy.server.address() as AddressInfo).port}`;
+  return proxy;
 }
 
 async function keyOf(t: TestServer, email: string): Promise<string> {
@@ -163,6 +198,31 @@ describe("client.templates against a running Paddock", () => {
     await expect
       .poll(async () => (await alice.templates.getBuild("slow", build?.id ?? "")).status, { timeout: 30_000 })
       .toBe("cancelled");
+  }, 300_000);
+
+  test("a log stream that breaks off is picked up where it stopped: every entry once, in order", async () => {
+    const proxy = await cuttingProxy(t.url);
+    try {
+      const through = new Paddock({ baseUrl: proxy.url, apiKey: aliceKey });
+      const logged: BuildLogEntry[] = [];
+      const build = await through.templates.build("resumed", {
+        context: context({
+          Dockerfile: "FROM ubuntu\nRUN for i in 1 2 3 4 5; do echo line $i; sleep 0.3; done\n",
+        }),
+        force: true,
+        onLog: (entry) => logged.push(entry),
+      });
+      expect(build.status).toBe("ready");
+      expect(proxy.cuts).toBeGreaterThan(1);
+      expect(logged.length).toBeGreaterThan(5);
+      expect(logged.map((entry) => entry.seq)).toEqual(logged.map((_entry, index) => index));
+      expect(logged.map((entry) => entry.message)).toEqual(
+        expect.arrayContaining(["line 1", "line 5", expect.stringMatching(/^built /)]),
+      );
+    } finally {
+      proxy.server.closeAllConnections();
+      proxy.server.close();
+    }
   }, 300_000);
 
   test("another account's template is not found, by any call", async () => {
