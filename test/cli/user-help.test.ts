@@ -14,6 +14,7 @@ const groups: Record<string, string[]> = {
     "shell",
     "cp",
     "templates",
+    "template",
     "volumes",
     "secrets",
     "memory",
@@ -25,6 +26,7 @@ const groups: Record<string, string[]> = {
   keys: ["list", "create", "delete", "rotate"],
   sandbox: ["create", "list", "get", "kill", "pause", "resume", "renew"],
   templates: ["list", "build"],
+  template: ["build", "list", "show", "logs", "cancel", "delete"],
   volumes: ["create", "list", "delete"],
   secrets: ["list", "set", "delete"],
   memory: ["add", "list", "search", "delete"],
@@ -71,6 +73,7 @@ describe("paddock --help and usage errors", () => {
       ["sandbox", "create", "--env", "NOEQUALS"],
       ["exec", "sbx-x"],
       ["keys", "list", "--unknown"],
+      ["template", "build", "."],
     ]) {
       const result = await user.run(args);
       expect([args, result.status, result.stdout]).toEqual([args, 2, ""]);

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from "commander";
 import { PaddockError } from "paddock";
 import { registerAccountCommands } from "./commands/account.js";
+import { registerAccountTemplateCommands } from "./commands/account-templates.js";
 import { registerCpCommand } from "./commands/cp.js";
 import { registerExecCommand } from "./commands/exec.js";
 import { registerKeyCommands } from "./commands/keys.js";
@@ -23,10 +24,11 @@ Examples:
   paddock exec ID -- python3 -c 'print(6*7)'      run a command in it
   paddock shell ID                                an interactive shell in it
   paddock cp data.csv ID:/work/                   copy a file in (or out: ID:/path .)
+  paddock template build ./dir --name NAME        build your own template from a Dockerfile
   paddock mcp                                     Paddock's tools for an MCP client (stdio)
   paddock serve [--config FILE] [--generate-key]  run the server on this host
   paddock runtime serve [--config FILE]           the /v1 runtime API and endpoint proxy alone
-  paddock templates build [ID...] [--force]       build template images on this host
+  paddock templates build [ID...] [--force]       operator: build the built-in template images on this host
 
 Errors print one line, \`paddock: <detail> (<code>)\`, and exit with status 1 (2 for usage errors).`;
 
@@ -60,6 +62,7 @@ function program(): Command {
   registerShellCommand(paddock);
   registerCpCommand(paddock);
   registerTemplateCommands(paddock);
+  registerAccountTemplateCommands(paddock);
   registerVolumeCommands(paddock);
   paddock.commandsGroup("Data and usage:");
   registerSecretCommands(paddock);

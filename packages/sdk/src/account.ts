@@ -2,13 +2,14 @@ import { Billing } from "./billing.js";
 import { Memory } from "./memory.js";
 import { Payments } from "./payments.js";
 import { Secrets } from "./secrets.js";
+import { Templates } from "./templates.js";
 import { type ConnectionOptions, Transport } from "./transport.js";
 import type { Account, ApiKey, ApiKeyWithSecret, Session } from "./types.js";
 import { encodePart } from "./url.js";
 import { Usage } from "./usage.js";
 import { Volumes } from "./volumes.js";
 
-/** Sign-up, log-in, API keys, secrets, memory, volumes and usage. */
+/** Sign-up, log-in, API keys, secrets, memory, volumes, templates and usage. */
 export class Paddock {
   private readonly transport: Transport;
   /** Works with a session, an unscoped key or a key scoped to `secrets`. */
@@ -23,6 +24,8 @@ export class Paddock {
   readonly payments: Payments;
   /** The account's volumes; works with a session, an unscoped key or a key scoped to `sandboxes`. */
   readonly volumes: Volumes;
+  /** The account's own templates; works with a session, an unscoped key or a key scoped to `sandboxes`. */
+  readonly templates: Templates;
 
   constructor(options: ConnectionOptions = {}) {
     this.transport = new Transport(options);
@@ -32,6 +35,7 @@ export class Paddock {
     this.billing = new Billing(this.transport);
     this.payments = new Payments(this.transport);
     this.volumes = new Volumes(this.transport);
+    this.templates = new Templates(this.transport);
   }
 
   static async signup(email: string, password: string, options: ConnectionOptions = {}): Promise<Account> {

@@ -57,6 +57,35 @@ export class CommandExitError extends PaddockError {
   }
 }
 
+/**
+ * A template build that ended without an image: `buildStatus` is `error` (a step failed, or a
+ * limit was reached; `reason` says which, `failedStep` counts from 1) or `cancelled`.
+ */
+export class TemplateBuildError extends PaddockError {
+  override name = "TemplateBuildError";
+  readonly buildId: string;
+  readonly buildStatus: "error" | "cancelled";
+  readonly reason: string;
+  readonly failedStep: number | null;
+  constructor(build: {
+    id: string;
+    status: string;
+    reason: string | null;
+    failedStep: number | null;
+  }) {
+    const reason = build.reason ?? build.status;
+    super(
+      `template build ${build.id} ${build.status === "cancelled" ? "was cancelled" : `failed: ${reason}`}`,
+      build.status === "cancelled" ? "template_build_cancelled" : "template_build_failed",
+      200,
+    );
+    this.buildId = build.id;
+    this.buildStatus = build.status === "cancelled" ? "cancelled" : "error";
+    this.reason = reason;
+    this.failedStep = build.failedStep;
+  }
+}
+
 /** The one table from an HTTP answer to an error class. */
 export function errorFor(status: number, code: string, detail: string): PaddockError {
   if (status === 401) return new AuthenticationError(detail, code, status);

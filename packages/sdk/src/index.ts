@@ -10,6 +10,13 @@ export { agentKeyVariable, PaymentOperations, Payments } from "./payments.js";
 export { type CreateOptions, Sandbox } from "./sandbox.js";
 export { Secrets } from "./secrets.js";
 export {
+  type BuildOptions,
+  type ContextBuildOptions,
+  type FollowOptions,
+  type StepsBuildOptions,
+  Templates,
+} from "./templates.js";
+export {
   type ConnectionOptions,
   defaultBaseUrl,
   defaultRequestTimeoutMs,

@@ -103,7 +103,11 @@ export class Transport {
   }
 
   /** POSTs (GETs without a body) and yields the server's SSE events until the stream ends (no reconnects). */
-  async *events(path: string, body: unknown, options: RequestOptions = {}): AsyncGenerator<ServerEvent> {
+  async *events(
+    path: string,
+    body: unknown,
+    options: RequestOptions & { headers?: Record<string, string> } = {},
+  ): AsyncGenerator<ServerEvent> {
     const response = await this.fetch(body === undefined ? "GET" : "POST", path, body, options);
     const parser = new SseParser();
     const decoder = new TextDecoder();

@@ -74,3 +74,15 @@ export type CreateInvoiceOptions = RequestOf<"/payments/invoices", "post">;
 export type PaymentLink = ResponseOf<"/payments/payment-links", "post", 201>;
 export type PaymentLinkList = ResponseOf<"/payments/payment-links", "get", 200>;
 export type CreatePaymentLinkOptions = RequestOf<"/payments/payment-links", "post">;
+/** One of the account's own templates (`client.templates`). */
+export type AccountTemplate = ResponseOf<"/templates", "get", 200>["items"][number];
+/** A template of the account with its builds, newest first. */
+export type AccountTemplateDetail = ResponseOf<"/templates/{name}", "get", 200>;
+export type TemplateBuild = ResponseOf<"/templates/{name}/builds/{buildId}", "get", 200>;
+export type TemplateBuildStatus = TemplateBuild["status"];
+export type BuildStarted = ResponseOf<"/templates/{name}/builds", "post", 202>;
+export type BuildLogPage = ResponseOf<"/templates/{name}/builds/{buildId}/logs", "get", 200>;
+export type BuildLogEntry = BuildLogPage["entries"][number];
+/** A build from a template and steps: `from`, `steps`, `startCommand`, `readyCommand`, … */
+export type StepsBuildRequest = RequestOf<"/templates/{name}/builds", "post">;
+export type BuildStep = StepsBuildRequest["steps"][number];

@@ -3,13 +3,20 @@ import { Sandbox } from "paddock";
 import { connectionOf, type GlobalOptions } from "../connection.js";
 import { printJson, printTable } from "../output.js";
 
-/** `paddock templates list` (the server's catalogue) and `templates build` (this host's images). */
+/**
+ * `paddock templates list` (the server's catalogue) and `templates build` (the operator's build of
+ * this host's images). The account's own templates are `paddock template …` (account-templates.ts).
+ */
 export function registerTemplateCommands(program: Command): void {
-  const templates = program.command("templates").description("the templates sandboxes start from");
+  const templates = program
+    .command("templates")
+    .description(
+      "the templates sandboxes start from, and the operator's build of this host's images (your own: `paddock template`)",
+    );
 
   templates
     .command("list")
-    .description("list the templates the server offers")
+    .description("list every template you can start from: built-in, your own, published")
     .option("--json", "print the templates as JSON")
     .action(async (_options, command: Command) => {
       const options = command.optsWithGlobals<GlobalOptions & { json?: boolean }>();
@@ -30,7 +37,9 @@ export function registerTemplateCommands(program: Command): void {
 
   templates
     .command("build")
-    .description("build template images that are missing or stale (on this host's Docker)")
+    .description(
+      "operator: build this host's built-in template images that are missing or stale, with its Docker (your account's own: `paddock template build`)",
+    )
     .argument("[id...]", "the templates to build (default: all)")
     .option("--config <file>", "TOML configuration (default: $PADDOCK_CONFIG, then ./paddock.toml)")
     .option("--force", "rebuild the named templates (all, when none is named) even when current", false)
