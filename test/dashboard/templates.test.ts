@@ -9,12 +9,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import {
   field,
   launchChromium,
+  logIn,
   openPage,
   screenshotOnFailure,
+  seriousViolations,
   sessionToken,
   signUp,
   startDashboardServer,
   textOf,
+  type Violation,
 } from "../support/dashboard.js";
 import { userApi } from "../support/user.js";
 
@@ -122,6 +125,57 @@ describe("the dashboard: templates", () => {
     const row = page.locator('tr[data-template="greeter"]');
     await expect.poll(() => textOf(row.getByTestId("build-status")), settle).toBe("ready");
     expect(await row.getByRole("cell").nth(2).textContent()).toMatch(/^\d+(\.\d)? MiB$/);
+  });
+
+  test("another account sees none of it: not listed, not in its create form, its page a 404", async () => {
+    const bob = await openPage(browser);
+    try {
+      const other = bob.page;
+      await signUp(other, "bob-templates@example.com", t.url);
+      await other.getByRole("navigation").getByRole("link", { name: "Templates" }).click();
+      await other.getByText("No templates of your own yet").waitFor();
+      await other.goto(`${t.url}/#/templates/greeter`);
+      const refusal = other.getByRole("alert").filter({ hasText: "Could not read the template" });
+      await expect.poll(() => textOf(refusal), settle).toMatch(/no template greeter/);
+      expect(await other.getByRole("log").count()).toBe(0);
+
+      await other.getByRole("navigation").getByRole("link", { name: "Sandboxes" }).click();
+      await other.getByRole("button", { name: "New sandbox" }).click();
+      await field(other.getByRole("dialog", { name: "New sandbox" }), "Template").click();
+      await other.getByRole("option", { name: "Python" }).waitFor();
+      expect(await other.getByRole("option", { name: "greeter" }).count()).toBe(0);
+      expect(bob.problems).toEqual([]);
+    } finally {
+      await bob.context.close();
+    }
+  });
+
+  test("axe-core finds nothing serious or critical on the Templates page, the New build form and a build's page", async () => {
+    // Only this context may inject axe's script past the page's CSP; reduced motion, so nothing
+    // is judged mid-fade.
+    const checked = await openPage(browser, {
+      bypassCSP: true,
+      colorScheme: "light",
+      reducedMotion: "reduce",
+    });
+    try {
+      const on = checked.page;
+      await on.goto(t.url);
+      await logIn(on, "builder@example.com");
+      await on.getByRole("navigation").getByRole("link", { name: "Templates" }).click();
+      await on.locator('tr[data-template="greeter"]').getByTestId("build-status").waitFor();
+      const found: Record<string, Violation[]> = { templates: await seriousViolations(on) };
+      await on.getByRole("button", { name: "New build" }).click();
+      await on.getByRole("dialog", { name: "New build" }).waitFor();
+      found.newBuild = await seriousViolations(on);
+      await on.keyboard.press("Escape");
+      await on.getByRole("link", { name: "greeter" }).click();
+      await expect.poll(() => textOf(on.getByRole("log", { name: "Build log" })), settle).toMatch(/built /);
+      found.template = await seriousViolations(on);
+      expect(found).toEqual({ templates: [], newBuild: [], template: [] });
+    } finally {
+      await checked.context.close();
+    }
   });
 
   test("the create form lists the template among the account's own; a sandbox starts from it with the chosen files", async () => {

@@ -72,7 +72,6 @@ export function NewBuildForm({ name = "", onStarted }: { name?: string; onStarte
         <FileInput
           label="Files"
           description="Beside the Dockerfile in the build context, for its COPY lines; a .tar or .tar.gz is unpacked into it."
-          placeholder="None"
           multiple
           clearable
           {...form.getInputProps("files")}

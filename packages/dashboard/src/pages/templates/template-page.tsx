@@ -22,7 +22,9 @@ export function TemplatePage() {
   const { remove } = useTemplateActions();
   const [building, { open, close }] = useDisclosure(false);
   const builds = template.data?.builds ?? [];
-  const selected = builds.find((build) => build.id === search.get("build")) ?? builds[0];
+  // A build just started is named in the URL before the template's builds list it: wait for it.
+  const wanted = search.get("build");
+  const selected = wanted ? builds.find((build) => build.id === wanted) : builds[0];
 
   const confirmDelete = () =>
     modals.openConfirmModal({
@@ -125,6 +127,9 @@ export function TemplatePage() {
         </Card>
       )}
       {selected && <BuildLogPanel key={selected.id} name={name} build={selected} />}
+      {wanted && !selected && template.data && !template.isFetching && (
+        <Text c="dimmed">No build {wanted} of this template.</Text>
+      )}
     </Page>
   );
 }
