@@ -61,6 +61,7 @@ export function NewBuildForm({ name = "", onStarted }: { name?: string; onStarte
         <TextInput label="Description" {...form.getInputProps("description")} />
         <Textarea
           label="Dockerfile"
+          description="Left empty, the Dockerfile in a chosen archive is used."
           autosize
           minRows={6}
           maxRows={20}
