@@ -81,6 +81,11 @@ describe("the dashboard: templates", () => {
     expect(problems.splice(0)).toEqual([]);
   });
   afterAll(async () => {
+    // The templates left (a failed and a cancelled build) go with their images from the engine.
+    if (context && t) {
+      const left = (await (await api("/templates")).json()) as { items: { name: string }[] };
+      for (const { name } of left.items) await api(`/templates/${name}`, { method: "DELETE" });
+    }
     await browser?.close();
     await t?.dispose();
   });
