@@ -148,6 +148,29 @@ try {
   await page.mouse.wheel(0, (entries?.y ?? 0) - 70);
   await shoot(page, "memory");
 
+  // A template built from a Dockerfile written on the page, its log read to the end.
+  await nav("Templates");
+  await page.getByRole("button", { name: "New build" }).click();
+  const form = page.getByRole("dialog", { name: "New build" });
+  await field(form, "Template name").fill("scraper");
+  await field(form, "Description").fill("Python with the scraper's code and settings");
+  await field(form, "Dockerfile").fill(
+    [
+      "FROM python",
+      "ENV SCRAPER_RATE=2",
+      "WORKDIR /srv/scraper",
+      "RUN python3 --version && pip --version",
+      "RUN printf 'import os\\nprint(os.environ[\"SCRAPER_RATE\"])\\n' > main.py && python3 main.py",
+    ].join("\n"),
+  );
+  await form.getByRole("button", { name: "Build" }).click();
+  await until("the build", async () =>
+    (await textOf(page.getByRole("region", { name: /^Build / }).getByTestId("build-status"))).includes(
+      "ready",
+    ),
+  );
+  await shoot(page, "templates");
+
   await context.close();
 } finally {
   await browser.close();

@@ -1,5 +1,4 @@
 import type { TestServer } from "@paddock/server/testing";
-import axe from "axe-core";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import {
@@ -9,45 +8,17 @@ import {
   openPage,
   password,
   screenshotOnFailure,
+  seriousViolations,
   sessionToken,
   signUp,
   startDashboardServer,
   textOf,
+  type Violation,
 } from "../support/dashboard.js";
 import { userApi } from "../support/user.js";
 
 /** How long what the page shows may take to change, on two busy cores. */
 const settle = { timeout: 15_000, interval: 100 };
-
-interface Violation {
-  id: string;
-  impact: string | null | undefined;
-  help: string;
-  targets: string[];
-}
-
-/** axe-core's serious and critical findings on the page as it is now. */
-async function seriousViolations(page: Page): Promise<Violation[]> {
-  // Colours are judged once transitions end (a dialog fading in is, for a moment, grey on grey);
-  // spinners and the like run for ever.
-  await page.waitForFunction(
-    `document.getAnimations().every((a) => a.playState !== "running" || a.effect.getTiming().iterations === Infinity)`,
-  );
-  if (!(await page.evaluate(() => "axe" in globalThis))) await page.addScriptTag({ content: axe.source });
-  const violations = await page.evaluate(async () => {
-    // The whole document, with axe's default rules (WCAG 2 A and AA among them).
-    const results = await (globalThis as unknown as { axe: typeof axe }).axe.run({
-      resultTypes: ["violations"],
-    });
-    return results.violations.map((violation) => ({
-      id: violation.id,
-      impact: violation.impact,
-      help: violation.help,
-      targets: violation.nodes.slice(0, 5).map((node) => `${node.target.join(" ")}: ${node.failureSummary}`),
-    }));
-  });
-  return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
-}
 
 /**
  * Who sees what: a session that lapses under a half-filled form, a second account that sees

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { DeepPartial, PaddockConfig } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
+import axe from "axe-core";
 import { type Browser, type BrowserContext, chromium, type Locator, type Page } from "playwright-core";
 
 /** The password every account in the dashboard's tests and screenshots is given. */
@@ -147,4 +148,34 @@ export async function screenshotOnFailure(
     () => console.error(`the page when "${task.name}" failed: ${path}`),
     () => undefined,
   );
+}
+
+export interface Violation {
+  id: string;
+  impact: string | null | undefined;
+  help: string;
+  targets: string[];
+}
+
+/** axe-core's serious and critical findings on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<Violation[]> {
+  // Colours are judged once transitions end (a dialog fading in is, for a moment, grey on grey);
+  // spinners and the like run for ever.
+  await page.waitForFunction(
+    `document.getAnimations().every((a) => a.playState !== "running" || a.effect.getTiming().iterations === Infinity)`,
+  );
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.addScriptTag({ content: axe.source });
+  const violations = await page.evaluate(async () => {
+    // The whole document, with axe's default rules (WCAG 2 A and AA among them).
+    const results = await (globalThis as unknown as { axe: typeof axe }).axe.run({
+      resultTypes: ["violations"],
+    });
+    return results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      targets: violation.nodes.slice(0, 5).map((node) => `${node.target.join(" ")}: ${node.failureSummary}`),
+    }));
+  });
+  return violations.filter((violation) => violation.impact === "serious" || violation.impact === "critical");
 }

@@ -7,6 +7,8 @@ import { MemoryPage } from "./pages/memory";
 import { SandboxesPage } from "./pages/sandboxes";
 import { SecretsPage } from "./pages/secrets";
 import { SignupPage } from "./pages/signup";
+import { TemplatePage } from "./pages/templates/template-page";
+import { TemplatesPage } from "./pages/templates/templates-page";
 import { RequireSession } from "./session/session";
 
 // Stripe's checkout sends the buyer back to /?checkout=success (or =cancel): the Billing page's
@@ -33,6 +35,8 @@ export const router = createHashRouter([
             path: "/sandboxes/:id",
             lazy: async () => ({ Component: (await import("./pages/sandbox/sandbox-page")).SandboxPage }),
           },
+          { path: "/templates", element: <TemplatesPage /> },
+          { path: "/templates/:name", element: <TemplatePage /> },
           { path: "/keys", element: <KeysPage /> },
           { path: "/usage", lazy: async () => ({ Component: (await import("./pages/usage")).UsagePage }) },
           { path: "/billing", element: <BillingPage /> },

@@ -3,11 +3,16 @@ import { api, ok } from "./client";
 import { sandboxKeys } from "./sandbox-events";
 import type { CreateSandboxBody, PauseTarget, Sandbox } from "./types";
 
-export function useTemplates() {
+/**
+ * Every template the account can start from. `fresh` asks again on mount, whatever the cache
+ * holds: the account's own templates come and go with its builds.
+ */
+export function useTemplates({ fresh = false } = {}) {
   return useQuery({
     queryKey: ["templates"],
     queryFn: async () => (await ok(api.GET("/sandboxes/templates"))).items,
     staleTime: 5 * 60_000,
+    ...(fresh ? { refetchOnMount: "always" as const } : {}),
   });
 }
 

@@ -18,6 +18,7 @@ import {
   IconKey,
   IconLock,
   IconMoon,
+  IconStack2,
   IconSun,
   IconUserCircle,
 } from "@tabler/icons-react";
@@ -28,6 +29,7 @@ import { useAccount, useSession } from "../session/session";
 
 const sections = [
   { to: "/sandboxes", label: "Sandboxes", icon: IconBox },
+  { to: "/templates", label: "Templates", icon: IconStack2 },
   { to: "/keys", label: "API keys", icon: IconKey },
   { to: "/usage", label: "Usage", icon: IconChartBar },
   { to: "/billing", label: "Billing", icon: IconCreditCard },

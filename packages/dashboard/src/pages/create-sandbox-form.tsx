@@ -15,6 +15,8 @@ import { useState } from "react";
 import { useNavigate } from "react-router";
 import { createSandbox, useTemplates } from "../api/sandboxes";
 import { useSecrets } from "../api/secrets";
+import { useAccountTemplates } from "../api/templates";
+import type { Template } from "../api/types";
 import { useUsage } from "../api/usage";
 import { ErrorAlert } from "../components/page";
 import { initialSleepValues, lifecycleOf, SleepSettings } from "./sleep-settings";
@@ -33,7 +35,8 @@ const toRecord = (pairs: Pair[]) =>
  */
 export function CreateSandboxForm() {
   const navigate = useNavigate();
-  const templates = useTemplates();
+  const templates = useTemplates({ fresh: true });
+  const own = new Set((useAccountTemplates().data ?? []).map((template) => template.name));
   const secrets = useSecrets();
   const usage = useUsage();
   const [error, setError] = useState<unknown>();
@@ -77,7 +80,7 @@ export function CreateSandboxForm() {
         <ErrorAlert error={error} title="Could not create the sandbox" />
         <Select
           label="Template"
-          data={(templates.data ?? []).map(({ id, name }) => ({ value: id, label: name }))}
+          data={templateChoices(templates.data ?? [], own)}
           description={template?.description}
           allowDeselect={false}
           searchable
@@ -125,6 +128,16 @@ export function CreateSandboxForm() {
       </Stack>
     </form>
   );
+}
+
+/** The templates to choose from, the account's own in a group of their own. */
+function templateChoices(templates: Template[], own: Set<string>) {
+  const choices = (mine: boolean) =>
+    templates.filter(({ id }) => own.has(id) === mine).map(({ id, name }) => ({ value: id, label: name }));
+  return [
+    { group: "Built in and published", items: choices(false) },
+    { group: "Your templates", items: choices(true) },
+  ].filter((group) => group.items.length > 0);
 }
 
 /** Rows of key and value, each with its own labelled inputs and a remove button. */
