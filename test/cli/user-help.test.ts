@@ -25,7 +25,7 @@ const groups: Record<string, string[]> = {
   ],
   keys: ["list", "create", "delete", "rotate"],
   sandbox: ["create", "list", "get", "kill", "pause", "resume", "renew"],
-  templates: ["list", "build"],
+  templates: ["list", "build", "publish", "unpublish"],
   template: ["build", "list", "show", "logs", "cancel", "delete"],
   volumes: ["create", "list", "delete"],
   secrets: ["list", "set", "delete"],

@@ -87,6 +87,34 @@ describe("paddock template: the account's own templates, built by the server", (
     expect(gone.stderr).toMatch(errorLine("template_not_found"));
   });
 
+  test("the operator publishes a template on the server's host: every account sees it, and takes it back", async () => {
+    const root = context("shared", { Dockerfile: "FROM ubuntu\nRUN echo shared > /shared.txt\n" });
+    expect((await user.run(["template", "build", root, "--name", "shared"])).status).toBe(0);
+    const other = new CliUser(t.url);
+    await other.signUp("templates-other");
+    const visible = async () =>
+      (JSON.parse((await other.run(["templates", "list", "--json"])).stdout) as Array<{ id: string }>).map(
+        (template) => template.id,
+      );
+    expect(await visible()).not.toContain("shared");
+    // The operator's command reads the server's own database, as its other host commands do.
+    const operator = { PADDOCK_DATABASE_URL: t.config.database.url };
+    const published = await user.run(["templates", "publish", "templates@example.com", "shared"], {
+      env: operator,
+    });
+    expect([published.status, published.stdout]).toEqual([0, expect.stringContaining("published")]);
+    expect(await visible()).toContain("shared");
+    const unknown = await user.run(["templates", "publish", "nobody@example.com", "shared"], {
+      env: operator,
+    });
+    expect([unknown.status, unknown.stderr]).toEqual([1, "paddock: no account nobody@example.com\n"]);
+    expect(
+      (await user.run(["templates", "unpublish", "templates@example.com", "shared"], { env: operator }))
+        .status,
+    ).toBe(0);
+    expect(await visible()).not.toContain("shared");
+  });
+
   test("a failing step exits 1 with the reason, naming the Dockerfile's line", async () => {
     const root = context("broken", { Dockerfile: "FROM ubuntu\nRUN echo fine\nRUN echo oops >&2; exit 4\n" });
     const failed = await user.run(["template", "build", root, "--name", "broken"]);
