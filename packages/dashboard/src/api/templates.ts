@@ -1,16 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type { Client } from "openapi-fetch";
+import type { paths } from "paddock/schema";
 import { useEffect, useState } from "react";
 import { useSession } from "../session/session";
 import { api, ok } from "./client";
-import type { AccountTemplate, BuildLogEntry, BuildStatus, Paths, TemplateBuild } from "./template-paths";
 import { fetchReportingUpload, type UploadProgress } from "./upload-progress";
 
-export type { AccountTemplate, BuildLogEntry, BuildStatus, TemplateBuild };
-export type TemplateDetail = AccountTemplate & { builds: TemplateBuild[] };
-
-/** The one client, with the template routes in its types (see ./template-paths). */
-const client = api as unknown as Client<Paths>;
+type Answer<Path extends keyof paths, Method extends "get" | "post"> = paths[Path][Method] extends {
+  responses: { 200: { content: { "application/json": infer Body } } };
+}
+  ? Body
+  : never;
+export type TemplateDetail = Answer<"/templates/{name}", "get">;
+export type AccountTemplate = Answer<"/templates", "get">["items"][number];
+export type TemplateBuild = TemplateDetail["builds"][number];
+export type BuildStatus = TemplateBuild["status"];
+export type BuildLogEntry = Answer<"/templates/{name}/builds/{buildId}/logs", "get">["entries"][number];
 
 export const templateKeys = {
   all: ["account-templates"] as const,
@@ -27,7 +31,7 @@ const activeRefreshMs = 2000;
 export function useAccountTemplates() {
   return useQuery({
     queryKey: templateKeys.all,
-    queryFn: async () => (await ok(client.GET("/templates"))).items,
+    queryFn: async () => (await ok(api.GET("/templates"))).items,
   });
 }
 
@@ -35,8 +39,7 @@ export function useAccountTemplates() {
 export function useAccountTemplate(name: string) {
   return useQuery({
     queryKey: templateKeys.one(name),
-    queryFn: (): Promise<TemplateDetail> =>
-      ok(client.GET("/templates/{name}", { params: { path: { name } } })),
+    queryFn: (): Promise<TemplateDetail> => ok(api.GET("/templates/{name}", { params: { path: { name } } })),
     refetchInterval: (query) =>
       query.state.data?.builds.some((build) => isActive(build.status)) ? activeRefreshMs : false,
   });
@@ -49,7 +52,7 @@ export function startBuild(
   options: { description?: string; onProgress: (progress: UploadProgress) => void },
 ) {
   return ok(
-    client.POST("/templates/{name}/builds", {
+    api.POST("/templates/{name}/builds", {
       params: {
         path: { name },
         query: options.description ? { description: options.description } : {},
@@ -73,12 +76,12 @@ export function useTemplateActions() {
   return {
     cancel: useMutation({
       mutationFn: ({ name, buildId }: { name: string; buildId: string }) =>
-        ok(client.POST("/templates/{name}/builds/{buildId}/cancel", { params: { path: { name, buildId } } })),
+        ok(api.POST("/templates/{name}/builds/{buildId}/cancel", { params: { path: { name, buildId } } })),
       onSuccess: (_build, { name }) => refresh(name),
     }),
     remove: useMutation({
       mutationFn: async (name: string) => {
-        await ok(client.DELETE("/templates/{name}", { params: { path: { name } } }));
+        await ok(api.DELETE("/templates/{name}", { params: { path: { name } } }));
         return name;
       },
       onSuccess: (name) => {
