@@ -110,7 +110,10 @@ describe("account templates over the control plane", () => {
       from: "ubuntu",
       steps: [
         { type: "COPY", files: hash, src: "tool.sh", dest: "/usr/local/bin/tool", mode: 0o755 },
-        { type: "RUN", command: "tool > /tool.out" },
+        // A relative destination is in the working directory.
+        { type: "WORKDIR", path: "/opt/tools" },
+        { type: "COPY", files: hash, src: "tool.sh", dest: "bin/", mode: 0o755 },
+        { type: "RUN", command: "tool > /tool.out && test -x /opt/tools/bin/tool.sh" },
       ],
     });
     expect(started.status, started.text).toBe(202);
@@ -120,7 +123,7 @@ describe("account templates over the control plane", () => {
       build = (await cp.call("GET", `/templates/tooled/builds/${build.id}`, alice)).body;
     }
     expect(build.status).toBe("ready");
-    expect(build.steps).toBe(2);
+    expect(build.steps).toBe(4);
     // Refused steps end their build: nothing is left waiting, and the template can go.
     const refused = await cp.call("POST", "/templates/refused/builds", alice, {
       from: "no-such-base",

@@ -224,9 +224,16 @@ describe.each(["gvisor", "runc"] as const)("account template builds (%s)", (secu
     expect(Date.now() - asked).toBeLessThan(15_000);
     const left = await docker.listContainers({
       all: true,
-      filters: JSON.stringify({ name: [`paddock-build-${build.id.toLowerCase()}`] }),
+      filters: JSON.stringify({
+        name: [`paddock-build-${test.config.server.instance.toLowerCase()}-${build.id}`],
+      }),
     });
     expect(left).toEqual([]);
+    // A step container whose server stopped mid-build is removed by the next sweep.
+    const leftover = `paddock-build-${test.config.server.instance.toLowerCase()}-bld-gone-1`;
+    await docker.createContainer({ name: leftover, Image: "paddock/template-ubuntu:latest", Cmd: ["true"] });
+    await test.stack.templateBuilds.sweepStale();
+    await expect(docker.getContainer(leftover).inspect()).rejects.toThrow();
   }, 200_000);
 
   it("refuses what a build cannot do here, naming the line", async () => {

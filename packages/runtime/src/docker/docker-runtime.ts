@@ -67,7 +67,8 @@ export const sandboxLabel = "paddock.sandbox";
 export const instanceLabel = "paddock.instance";
 /** One RUN step of a template build (decision 0198). */
 export interface BuildContainerSpec {
-  name: string;
+  buildId: string;
+  step: number;
   image: string;
   /** Run with `/bin/sh -c`. */
   command: string;
@@ -501,13 +502,16 @@ export class DockerRuntime implements Runtime {
    * and a disk quota where the host has them; no execd, no volumes, nothing of the host. Created,
    * not started.
    */
-  async createBuildContainer(spec: BuildContainerSpec): Promise<Docker.Container> {
+  async createBuildContainer(
+    spec: BuildContainerSpec,
+  ): Promise<{ container: Docker.Container; name: string }> {
     const secure = this.secureRuntime;
     const isolation = this.runcHardening;
     const pids = this.config.docker.pids_limit;
-    const networkFiles = await this.networkFiles?.create(spec.name, "build");
+    const name = `${this.buildContainerPrefix()}${spec.buildId.toLowerCase()}-${spec.step}`;
+    const networkFiles = await this.networkFiles?.create(name, "build");
     const container = await this.docker.createContainer({
-      name: spec.name,
+      name,
       Image: spec.image,
       Entrypoint: ["/bin/sh", "-c"],
       Cmd: [spec.command],
@@ -531,9 +535,33 @@ export class DockerRuntime implements Runtime {
         LogConfig: { Type: "none", Config: {} },
       },
     });
-    if (spec.diskBytes && this.diskQuotas)
-      await this.diskQuotas.attach(this.docker, spec.name, spec.diskBytes);
-    return container;
+    try {
+      if (spec.diskBytes && this.diskQuotas) await this.diskQuotas.attach(this.docker, name, spec.diskBytes);
+    } catch (error) {
+      await this.removeBuildContainer(name);
+      throw error;
+    }
+    return { container, name };
+  }
+
+  /**
+   * Build step containers of this server's instance, by the build they belong to: a server
+   * stopped mid-build leaves its step's container, which the next look removes.
+   */
+  async buildContainers(): Promise<{ name: string; buildId: string }[]> {
+    const prefix = this.buildContainerPrefix();
+    const containers = await this.docker.listContainers({
+      all: true,
+      filters: JSON.stringify({ name: [prefix] }),
+    });
+    return containers
+      .map((container) => (container.Names[0] ?? "").replace(/^\//, ""))
+      .filter((name) => name.startsWith(prefix))
+      .map((name) => ({ name, buildId: name.slice(prefix.length).replace(/-\d+$/, "") }));
+  }
+
+  private buildContainerPrefix(): string {
+    return `paddock-build-${this.config.server.instance.toLowerCase()}-`;
   }
 
   /** Removes a build step's container with its network files and disk quota. */

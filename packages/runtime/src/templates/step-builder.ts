@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { posix } from "node:path";
 import { type Readable, Writable } from "node:stream";
 import { Errors, EXECD_ENVD_USER_ENV, EXECD_WORKDIR_ENV, PaddockError } from "@paddock/common";
 import type Docker from "dockerode";
@@ -154,6 +155,14 @@ export class StepBuilder {
     return { image, bytes, user: state.user, workdir: state.workdir };
   }
 
+  /** Removes the step containers of builds that `ended` says are over (their server stopped mid-step). */
+  async removeLeftovers(ended: (buildId: string) => Promise<boolean>): Promise<void> {
+    for (const { name, buildId } of await this.runtime.buildContainers()) {
+      // Names hold the build id in lower case; ids are generated in lower case.
+      if (await ended(buildId)) await this.runtime.removeBuildContainer(name);
+    }
+  }
+
   /** Removes a build's image; its step images stay in the account's cache while others use them. */
   async removeImage(image: string): Promise<void> {
     await this.docker
@@ -203,9 +212,9 @@ export class StepBuilder {
       Labels: { [stepCacheLabel]: key, [stepAccountLabel]: accountKey(build.owner) },
     };
     if (step.type === "RUN") {
-      const name = `paddock-build-${build.buildId.toLowerCase()}-${number}`;
-      const container = await this.runtime.createBuildContainer({
-        name,
+      const { container, name } = await this.runtime.createBuildContainer({
+        buildId: build.buildId,
+        step: number,
         image: state.image,
         command: step.command,
         user: step.user ?? state.user,
@@ -280,11 +289,15 @@ export class StepBuilder {
     const refuse = (why: string): never => {
       throw new BuildFailure(why);
     };
+    // A relative destination is in the working directory, as in Docker and on E2B.
+    const dest = posix.isAbsolute(step.dest)
+      ? step.dest
+      : `${posix.join(state.workdir, step.dest)}${step.dest.endsWith("/") ? "/" : ""}`;
     return async () =>
       selectForCopy(
         await this.files.open(owner, step.files),
         names,
-        { src: step.src, dest: step.dest, uid, gid, mode: step.mode },
+        { src: step.src, dest, uid, gid, mode: step.mode },
         refuse,
       );
   }

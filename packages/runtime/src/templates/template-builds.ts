@@ -362,13 +362,18 @@ export class TemplateBuilds {
     }
   }
 
-  private async sweepStale(): Promise<void> {
+  /** Ends the builds whose server stopped, and removes the step containers such builds left. */
+  async sweepStale(): Promise<void> {
     const now = Date.now();
     const ended = await this.deps.repository.abandonStale(
       new Date(now - staleBuildMs).toISOString(),
       new Date(now - unstartedBuildMs).toISOString(),
     );
     if (ended.length) this.deps.logger.info({ builds: ended }, "ended template builds whose server stopped");
+    await this.deps.builder?.removeLeftovers(async (buildId) => {
+      if (this.running.has(buildId)) return false;
+      return (await this.deps.repository.buildStatus(buildId)) !== "building";
+    });
   }
 }
 

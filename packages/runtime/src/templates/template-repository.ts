@@ -245,6 +245,16 @@ export class TemplateRepository {
     return row !== undefined;
   }
 
+  /** A build's status by its id alone; undefined when there is no such build. */
+  async buildStatus(buildId: string): Promise<BuildStatus | undefined> {
+    const row = await this.db
+      .selectFrom("template_builds")
+      .select("status")
+      .where("id", "=", buildId)
+      .executeTakeFirst();
+    return row?.status as BuildStatus | undefined;
+  }
+
   async markBuilding(buildId: string, replica: string, spec: BuildSpec): Promise<void> {
     const now = new Date().toISOString();
     await this.db
