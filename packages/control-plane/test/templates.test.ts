@@ -144,6 +144,15 @@ describe("account templates over the control plane", () => {
       code: "invalid_template_build",
       detail: expect.stringContaining("line 2"),
     });
+    const builtIn = await upload(
+      "/templates/python/builds",
+      alice,
+      await archive({ Dockerfile: "FROM ubuntu" }),
+    );
+    expect([builtIn.status, ((await builtIn.json()) as { code: string }).code]).toEqual([
+      409,
+      "template_name_taken",
+    ]);
     const none = await upload("/templates/broken/builds", alice, await archive({ README: "no Dockerfile" }));
     expect(((await none.json()) as { detail: string }).detail).toContain("no Dockerfile");
     // Bob cannot COPY Alice's uploaded files.

@@ -163,6 +163,8 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
       let started: { template: AccountTemplateModel; build: TemplateBuildModel };
       if (isArchive(request)) {
         const { dockerfile = "Dockerfile", description, cpu, memory, force } = request.query;
+        // A name that cannot be built is refused before its context is read.
+        await templateBuilds.assertName(account, name);
         const { hash } = await templateBuilds.storeFiles(account, request.raw);
         started = await templateBuilds.buildDockerfile({
           owner: account,

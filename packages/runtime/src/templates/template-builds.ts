@@ -110,17 +110,7 @@ export class TemplateBuilds {
         "this server's runtime cannot build templates (builds run on a Docker engine)",
       );
     }
-    if (!namePattern.test(input.name)) {
-      throw new PaddockError(
-        Errors.invalidRequest,
-        `template name ${JSON.stringify(input.name.slice(0, 80))}: use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`,
-      );
-    }
-    if (this.deps.catalog.builtIn.has(input.name))
-      throw new PaddockError(Errors.templateNameTaken, `${input.name} is a built-in template's name`);
-    const published = await this.deps.repository.findPublished(input.name);
-    if (published && published.owner !== input.owner)
-      throw new PaddockError(Errors.templateNameTaken, `${input.name} is a published template's name`);
+    await this.assertName(input.owner, input.name);
     const now = new Date().toISOString();
     const template = await this.deps.repository.findOrCreate(
       {
@@ -170,6 +160,21 @@ export class TemplateBuilds {
     const requested = await this.request(input);
     const build = await this.run(requested.build, input.force ? { ...spec, force: true } : spec, notes);
     return { template: requested.template, build };
+  }
+
+  /** Refuses a name the account cannot build under: malformed, built in, or another's published one. */
+  async assertName(owner: string, name: string): Promise<void> {
+    if (!namePattern.test(name)) {
+      throw new PaddockError(
+        Errors.invalidRequest,
+        `template name ${JSON.stringify(name.slice(0, 80))}: use 1-63 lowercase letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      );
+    }
+    if (this.deps.catalog.builtIn.has(name))
+      throw new PaddockError(Errors.templateNameTaken, `${name} is a built-in template's name`);
+    const published = await this.deps.repository.findPublished(name);
+    if (published && published.owner !== owner)
+      throw new PaddockError(Errors.templateNameTaken, `${name} is a published template's name`);
   }
 
   /**
