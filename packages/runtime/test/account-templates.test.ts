@@ -150,6 +150,23 @@ describe.each(["gvisor", "runc"] as const)("account template builds (%s)", (secu
     expect(other.build.status).toBe("ready");
     expect((await logText(test, other.build.id)).match(/\(cached\)$/gm)).toBeNull();
 
+    // Deleting one of an account's templates leaves its others whole.
+    const second = await buildDockerfile(
+      test,
+      account("acc_a"),
+      "my-env-2",
+      "FROM my-env\nRUN echo two > /tmp/two.txt",
+    );
+    expect(second.build.status, second.build.reason ?? "").toBe("ready");
+    await test.stack.templateBuilds.remove(second.template);
+    const still = await test.stack.sandboxes.create({
+      template: "my-env",
+      owner: account("acc_a"),
+      timeout: 300,
+    });
+    expect((await dockerExec(still.id, ["cat", "/app/out.txt"])).output).toContain("hello paddock");
+    await test.stack.sandboxes.delete(still.id);
+
     // In use: refused. Unused: gone with its images.
     const inUse = await test.stack.sandboxes.create({
       template: "my-env",

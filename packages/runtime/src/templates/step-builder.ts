@@ -144,7 +144,8 @@ export class StepBuilder {
             [EXECD_ENVD_USER_ENV]: state.user,
             ...(state.workdir !== "/" ? { [EXECD_WORKDIR_ENV]: state.workdir } : {}),
           }),
-          Labels: { [templateIdLabel]: build.templateId },
+          // Not a step of the cache: the last step's labels would otherwise carry over to it.
+          Labels: { [templateIdLabel]: build.templateId, [stepCacheLabel]: "", [stepAccountLabel]: "" },
         },
       });
     } finally {
@@ -180,7 +181,8 @@ export class StepBuilder {
       all: true,
       filters: JSON.stringify({ label: [`${stepAccountLabel}=${accountKey(owner)}`] }),
     });
-    for (const image of images.sort((a, b) => b.Created - a.Created))
+    const untagged = images.filter((image) => !(image.RepoTags ?? []).some((tag) => tag !== "<none>:<none>"));
+    for (const image of untagged.sort((a, b) => b.Created - a.Created))
       await this.docker
         .getImage(image.Id)
         .remove({ noprune: false })
@@ -193,7 +195,11 @@ export class StepBuilder {
       all: true,
       filters: JSON.stringify({ label: [stepCacheLabel] }),
     });
-    return new Map(images.map((image) => [image.Labels?.[stepCacheLabel] ?? "", image.Id]));
+    return new Map(
+      images
+        .filter((image) => image.Labels?.[stepCacheLabel])
+        .map((image) => [image.Labels?.[stepCacheLabel] as string, image.Id]),
+    );
   }
 
   private async runStep(
