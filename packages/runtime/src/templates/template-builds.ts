@@ -305,7 +305,7 @@ export class TemplateBuilds {
     const { repository, config, logger } = this.deps;
     const builder = this.deps.builder as StepBuilder;
     const limits = buildLimits(config);
-    const log = new BuildLog(repository, build.id);
+    const log = new BuildLog(repository, build.id, logger);
     for (const note of notes) log.add(note, "warn");
     const timer = setTimeout(
       () =>
@@ -404,6 +404,7 @@ class BuildLog {
   constructor(
     private readonly repository: TemplateRepository,
     private readonly buildId: string,
+    private readonly logger: Logger,
   ) {}
 
   add(message: string, level: BuildLogEntry["level"] = "info"): void {
@@ -427,7 +428,14 @@ class BuildLog {
     }
     const batch = this.pending;
     this.pending = [];
-    this.writing = this.writing.then(() => this.repository.appendLogs(this.buildId, batch));
+    // A failed write loses its lines, not the build: logged, and the next batch tries again.
+    this.writing = this.writing.then(() =>
+      this.repository
+        .appendLogs(this.buildId, batch)
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, buildId: this.buildId }, "writing a build's log failed"),
+        ),
+    );
     return this.writing;
   }
 }
