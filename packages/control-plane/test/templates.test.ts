@@ -144,6 +144,18 @@ describe("account templates over the control plane", () => {
       code: "invalid_template_build",
       detail: expect.stringContaining("line 2"),
     });
+    // What is no archive is a 400 saying so, never a 5xx.
+    for (const [body, type] of [
+      [Buffer.alloc(0), "application/octet-stream"],
+      [Buffer.from("not a tar at all, but long enough to be read as a header or two"), "application/x-tar"],
+      [Buffer.from([0x1f, 0x8b, 0x08, 0x00, 1, 2, 3]), "application/gzip"],
+    ] as const) {
+      const refused = await upload("/templates/garbage/builds", alice, body, type);
+      expect([refused.status, ((await refused.json()) as { code: string }).code], type).toEqual([
+        400,
+        "invalid_template_build",
+      ]);
+    }
     const builtIn = await upload(
       "/templates/python/builds",
       alice,

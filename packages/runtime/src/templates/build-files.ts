@@ -5,7 +5,7 @@ import { join, posix } from "node:path";
 import { PassThrough, type Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { createGunzip } from "node:zlib";
-import { Errors, PaddockError, sha256 } from "@paddock/common";
+import { Errors, isPaddockError, PaddockError, sha256 } from "@paddock/common";
 import tar from "tar-stream";
 
 /**
@@ -113,7 +113,7 @@ export async function listArchive(archive: Readable): Promise<Map<string, boolea
     stream.on("end", next);
     stream.resume();
   });
-  await pipeline(archive, extract);
+  await readArchive(archive, extract);
   return names;
 }
 
@@ -204,7 +204,7 @@ export async function digestOfCopy(copy: Readable): Promise<string> {
     stream.on("data", (chunk) => hash.update(chunk as Buffer));
     stream.on("end", next);
   });
-  await pipeline(copy, extract);
+  await readArchive(copy, extract);
   return hash.digest("hex");
 }
 
@@ -236,6 +236,19 @@ export async function readArchiveFile(archive: Readable, path: string): Promise<
       next();
     });
   });
-  await pipeline(archive, extract);
+  await readArchive(archive, extract);
   return text;
+}
+
+/** Reads an archive through `extract`; one that is no tar (or tar.gz) is refused, saying so. */
+async function readArchive(archive: Readable, extract: tar.Extract): Promise<void> {
+  try {
+    await pipeline(archive, extract);
+  } catch (error) {
+    if (isPaddockError(error)) throw error;
+    throw new PaddockError(
+      Errors.invalidTemplateBuild,
+      `the build files are not a tar or tar.gz archive: ${(error as Error).message}`,
+    );
+  }
 }
