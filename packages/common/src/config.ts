@@ -131,6 +131,8 @@ export const defaultConfig = {
   templates: {
     /** Directory of `<id>/template.toml` files. */
     dir: "templates",
+    /** Account template builds this server runs at once; the others wait their turn (decision 0198). */
+    max_concurrent_builds: 2,
     /** Longest an account's template build may run (decision 0198). */
     build_timeout_seconds: 1800,
     /** CPUs and memory each build step gets. */
@@ -395,6 +397,8 @@ function validate(config: PaddockConfig): void {
 }
 
 function validateTemplateBuilds(templates: PaddockConfig["templates"]): void {
+  if (!Number.isSafeInteger(templates.max_concurrent_builds) || templates.max_concurrent_builds < 1)
+    throw new ConfigError("templates.max_concurrent_builds must be a whole number, 1 or more");
   if (!Number.isSafeInteger(templates.build_timeout_seconds) || templates.build_timeout_seconds < 1)
     throw new ConfigError("templates.build_timeout_seconds must be a whole number of seconds, 1 or more");
   if (!(Number(templates.build_cpu) > 0))

@@ -302,7 +302,14 @@ describe("account template build limits", () => {
   let test: TestStack;
   beforeAll(async () => {
     test = await openTestStack({
-      config: { templates: { build_timeout_seconds: 6, build_memory: "96Mi", max_image_size: "170Mi" } },
+      config: {
+        templates: {
+          build_timeout_seconds: 6,
+          build_memory: "96Mi",
+          max_image_size: "170Mi",
+          max_concurrent_builds: 1,
+        },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -336,6 +343,25 @@ describe("account template build limits", () => {
       (await errorOf(builds.request({ owner: account("acc_l"), name: "fourth", quota: few }))).code,
     ).toBe("template_limit_reached");
   }, 200_000);
+
+  it("runs as many builds at once as the server allows; the others wait, and can be cancelled waiting", async () => {
+    const builds = test.stack.templateBuilds;
+    const owner = account("acc_slots");
+    const first = await builds.request({ owner, name: "first", quota });
+    await builds.run(first.build, { from: "ubuntu", steps: [{ type: "RUN", command: "sleep 3" }] });
+    const second = await builds.request({ owner, name: "second", quota });
+    await builds.run(second.build, { from: "ubuntu", steps: [{ type: "RUN", command: "true" }] });
+    const deadline = Date.now() + 30_000;
+    while (
+      !(await logText(test, second.build.id)).includes("waiting for one of this server's 1 build slots")
+    ) {
+      if (Date.now() > deadline) throw new Error("the second build never said it waits");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await builds.cancel({ ...second.build, status: "building" });
+    expect((await finished(test, second.template, second.build.id)).status).toBe("cancelled");
+    expect((await finished(test, first.template, first.build.id)).status).toBe("ready");
+  }, 120_000);
 });
 
 describe("published account templates", () => {

@@ -59,6 +59,8 @@ const namePattern = /^[a-z0-9][a-z0-9._-]{0,62}$/;
  */
 export class TemplateBuilds {
   private readonly running = new Map<string, AbortController>();
+  /** Builds run at once on this server; the rest wait, beating, cancellable. */
+  private readonly slots: BuildSlots;
   private readonly work = new Set<Promise<void>>();
   private sweeper: NodeJS.Timeout | undefined;
 
@@ -73,7 +75,9 @@ export class TemplateBuilds {
       logger: Logger;
       replica: string;
     },
-  ) {}
+  ) {
+    this.slots = new BuildSlots(deps.config.templates.max_concurrent_builds);
+  }
 
   start(): void {
     const sweep = () =>
@@ -307,13 +311,8 @@ export class TemplateBuilds {
     const limits = buildLimits(config);
     const log = new BuildLog(repository, build.id, logger);
     for (const note of notes) log.add(note, "warn");
-    const timer = setTimeout(
-      () =>
-        controller.abort(
-          new BuildFailure(`the build ran past its time limit of ${limits.seconds} s (build time)`),
-        ),
-      limits.seconds * 1000,
-    );
+    let timer: NodeJS.Timeout | undefined;
+    let release: (() => void) | undefined;
     const heartbeat = setInterval(() => {
       void repository
         .heartbeat(build.id)
@@ -324,6 +323,17 @@ export class TemplateBuilds {
       void log.flush();
     }, heartbeatMs);
     try {
+      if (!this.slots.free)
+        log.add(`waiting for one of this server's ${config.templates.max_concurrent_builds} build slots`);
+      release = await this.slots.take(controller.signal);
+      // The time limit counts from here: a build waiting for a slot is not yet running.
+      timer = setTimeout(
+        () =>
+          controller.abort(
+            new BuildFailure(`the build ran past its time limit of ${limits.seconds} s (build time)`),
+          ),
+        limits.seconds * 1000,
+      );
       log.add(`building ${build.spec.steps.length} steps from ${build.spec.from}`);
       const built = await builder.build({
         owner: build.owner,
@@ -364,6 +374,7 @@ export class TemplateBuilds {
     } finally {
       clearTimeout(timer);
       clearInterval(heartbeat);
+      release?.();
     }
   }
 
@@ -437,5 +448,42 @@ class BuildLog {
         ),
     );
     return this.writing;
+  }
+}
+
+/** A fixed number of builds at once; the others wait their turn, in order, until aborted. */
+class BuildSlots {
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(public free: number) {}
+
+  /** Resolves with the slot's release once one is free; rejects when `signal` aborts first. */
+  async take(signal: AbortSignal): Promise<() => void> {
+    signal.throwIfAborted();
+    if (this.free > 0) {
+      this.free--;
+    } else {
+      await new Promise<void>((resolve, reject) => {
+        const turn = () => {
+          signal.removeEventListener("abort", leave);
+          resolve();
+        };
+        const leave = () => {
+          this.waiting.splice(this.waiting.indexOf(turn), 1);
+          reject(signal.reason);
+        };
+        this.waiting.push(turn);
+        signal.addEventListener("abort", leave, { once: true });
+      });
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // Handed straight to the next in line, or freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    };
   }
 }
