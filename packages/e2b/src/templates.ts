@@ -105,7 +105,7 @@ function listedTemplate(template: AccountTemplate, builds: TemplateBuild[]) {
 /**
  * E2B's template builder (`Template.build` of its SDKs) over the accounts' template builds
  * (decision 0198): ask for a build, upload the files of COPY steps through signed links, start it
- * with the steps, follow its status and log. The template's id is Paddock's (`tpl_…`); sandboxes
+ * with the steps, follow its status and log. The template's id is Paddock's (`tpl-…`); sandboxes
  * start from it by its name, as E2B's do from an alias.
  */
 export const e2bTemplateRoutes: FastifyPluginAsyncTypebox<E2bTemplateRoutesOptions> = async (

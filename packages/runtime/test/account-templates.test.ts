@@ -118,7 +118,8 @@ describe.each(["gvisor", "runc"] as const)("account template builds (%s)", (secu
       await test.stack.sandboxes.delete(sandbox.id);
     }
 
-    // Another account sees no such template, and cannot build from it either.
+    // Its account names it by its id too; another sees no such template, and cannot build from it.
+    expect((await test.stack.templates.find(template.id, account("acc_a")))?.image).toBe(build.image);
     expect(await test.stack.templates.find("my-env", account("acc_b"))).toBeUndefined();
     expect(
       (await errorOf(test.stack.sandboxes.create({ template: "my-env", owner: account("acc_b") }))).code,

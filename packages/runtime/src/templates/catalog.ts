@@ -56,7 +56,7 @@ export class TemplateCatalog {
   private async ownTemplate(name: string, owner: string): Promise<AccountTemplate | undefined> {
     const byName = await this.repository.findByName(owner, name);
     if (byName) return byName;
-    const byId = name.startsWith("tpl_") ? await this.repository.find(name) : undefined;
+    const byId = name.startsWith("tpl-") ? await this.repository.find(name) : undefined;
     return byId?.owner === owner ? byId : undefined;
   }
 }
@@ -68,7 +68,7 @@ export function asTemplate(template: AccountTemplate): Template {
   return {
     id: template.name,
     name: template.name,
-    description: template.description || `built by an account from ${template.currentBuildId}`,
+    description: template.description || `${template.name}, built by its account`,
     image: template.image as string,
     // The start command as the template's user, in its working directory; execd stays root.
     entrypoint: start
