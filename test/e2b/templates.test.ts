@@ -95,6 +95,10 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     );
     expect(served.stdout).toContain("hello from the build context");
     expect(served.stdout).toMatch(/^user\b/m);
+    // E2B's SDKs also start a template by its id.
+    const byId = await Sandbox.create(built.templateId, { timeoutMs: 300_000 });
+    sandboxes.push(byId);
+    expect((await byId.commands.run("cat hello.txt")).stdout).toContain("hello from the build context");
 
     // Another account: no such template to start, list, ask about or delete.
     // (E2B's SDK raises a create's 404 as a SandboxError with the status, not NotFoundError.)
@@ -131,6 +135,7 @@ describe("the stock e2b SDK builds templates on Paddock", () => {
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ code: 409, message: expect.stringContaining("sandbox") });
     await sandbox.kill();
+    await byId.kill();
     expect((await e2b(`/templates/${built.templateId}`, { method: "DELETE" })).status).toBe(204);
     expect(await Template.exists("my-e2b-app")).toBe(false);
   });
