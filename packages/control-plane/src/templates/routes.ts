@@ -29,8 +29,6 @@ import {
 
 /** How often a followed log looks for new entries. */
 const followIntervalMs = 100;
-/** How long a followed log may be silent before it sends a comment. */
-const keepAliveMs = 5000;
 
 /** Content types of a build context (or any build files) in a request body. */
 const archiveTypes = [
@@ -266,7 +264,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
       }
       const stream = openStream(reply);
       let next = from;
-      let written = Date.now();
       try {
         for (;;) {
           const current = (await templateBuilds.build(template, build.id)) ?? build;
@@ -274,7 +271,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
           for (;;) {
             const entries = await templateBuilds.logs(build.id, next, 500);
             for (const entry of entries) await stream.write({ type: "log", ...entry });
-            if (entries.length) written = Date.now();
             if (stream.signal.aborted) return;
             next = (entries.at(-1)?.seq ?? next - 1) + 1;
             if (entries.length < 500) break;
@@ -282,11 +278,6 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
           if (!["waiting", "building"].includes(current.status)) {
             await stream.write({ type: "status", ...buildToWire(current) });
             break;
-          }
-          // A step silent for long still shows a reader with a read timeout that the build lives.
-          if (Date.now() - written > keepAliveMs) {
-            stream.comment("building");
-            written = Date.now();
           }
           await new Promise((resolve) => setTimeout(resolve, followIntervalMs));
           if (stream.signal.aborted) return;
