@@ -73,10 +73,6 @@ export class BuildFiles {
     return head[0] === 0x1f && head[1] === 0x8b ? stream.pipe(createGunzip()) : stream;
   }
 
-  async removeAll(owner: string): Promise<void> {
-    await rm(this.ownerDir(owner), { recursive: true, force: true });
-  }
-
   private ownerDir(owner: string): string {
     return join(this.dir, sha256(owner).slice(0, 32));
   }

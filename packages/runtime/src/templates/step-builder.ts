@@ -10,8 +10,8 @@ import { digestOfCopy, listArchive, selectForCopy } from "./build-files.js";
 import { type BuildSpec, type BuildStep, describeStep } from "./build-spec.js";
 
 /** Labels on the images a build commits: the step cache's key, and the template and build they belong to. */
-export const stepCacheLabel = "paddock.build.step";
-export const templateIdLabel = "paddock.template.id";
+const stepCacheLabel = "paddock.build.step";
+const templateIdLabel = "paddock.template.id";
 /** Whose cache a step image is in: a hash of the account, not its id. */
 const stepAccountLabel = "paddock.build.account";
 

@@ -394,7 +394,7 @@ export class TemplateBuilds {
 }
 
 /** The limits every build runs under, from `[templates]`. */
-export function buildLimits(config: PaddockConfig): BuildLimits {
+function buildLimits(config: PaddockConfig): BuildLimits {
   const settings = config.templates;
   // Sizes checked when the configuration was loaded.
   return {
