@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := run
 
-.PHONY: setup build run test lint bench clean templates test-templates screenshots
+.PHONY: setup build run test test-slow lint bench clean templates test-templates screenshots
 
 # `make setup` builds the python, node, ubuntu, code-interpreter, e2b-base and e2b-code-interpreter
 # templates, and `make test` the ones below too, then tests them all. `make templates` builds every template (TEMPLATE=id
@@ -32,10 +32,24 @@ test: setup
 	@echo "==> the Python SDK (pytest against live servers, mypy --strict)"
 	/usr/bin/python3 -m pytest sdk-python/tests
 
+# The slow suites (test/**/*.slow.test.ts, docs/reliability.md): faults that restart the engine
+# and the database under running sandboxes, kill servers and replicas, fill the data disk, and
+# the resource attacks. They take the machine's engine down, so they run one file at a time and
+# never beside `make test`.
+test-slow: setup
+	PADDOCK_TEST_SLOW=1 PADDOCK_TEST_DATABASE_URL="$$(bash scripts/test-postgres.sh)" npx vitest run
+
 templates: setup
 	npx paddock templates build $(TEMPLATE) $(if $(FORCE),--force)
 
-test-templates: setup
+test-# The slow suites (test/**/*.slow.test.ts, docs/reliability.md): faults that restart the engine
+# and the database under running sandboxes, kill servers and replicas, fill the data disk, and
+# the resource attacks. They take the machine's engine down, so they run one file at a time and
+# never beside `make test`.
+test-slow: setup
+	PADDOCK_TEST_SLOW=1 PADDOCK_TEST_DATABASE_URL="$$(bash scripts/test-postgres.sh)" npx vitest run
+
+templates: setup
 	npx paddock templates build
 	PADDOCK_TEST_GUI_TEMPLATES=1 npx vitest run
 
