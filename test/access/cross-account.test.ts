@@ -163,6 +163,9 @@ describe("another account's ids, on every registered route", () => {
   let aSession: string;
   let aEmail: string;
   let bKey: string;
+  /** How B's calls carry its credential: its key in every header, or the dashboard's cookie. */
+  let bVia: "key" | "cookie" = "key";
+  let bSession: string;
   let bEventsText = "";
   let bEventsStop: AbortController;
   const aSecretValue = "a-secret-value-7f3e";
@@ -200,10 +203,10 @@ describe("another account's ids, on every registered route", () => {
    * the public endpoints (whose credential is a signed token). The body is read for at most 2 s,
    * so a stream that stays open is cut there rather than hanging the sweep.
    */
-  const bHeaders = () => ({
-    authorization: `Bearer ${bKey}`,
-    "x-api-key": bKey,
-    "runtime-api-key": bKey,
+  const bHeaders = (): Record<string, string> => ({
+    ...(bVia === "cookie"
+      ? { cookie: `paddock_session=${bSession}` }
+      : { authorization: `Bearer ${bKey}`, "x-api-key": bKey, "runtime-api-key": bKey }),
     "x-paddock-access-token": `${Math.floor(Date.now() / 1000) + 600}.${"A".repeat(43)}`,
   });
   const asB = async (method: string, path: string, body?: unknown, raw?: string) => {
@@ -232,7 +235,7 @@ describe("another account's ids, on every registered route", () => {
     t = await startTestServer();
     aEmail = "account-a@example.com";
     aSession = await t.account(aEmail);
-    const bSession = await t.account("account-b@example.com");
+    bSession = await t.account("account-b@example.com");
     bKey = (await call("POST", "/keys", bSession, { name: "b", format: "e2b" })).body.secret;
     // B listens to its sandbox events from the start: nothing of A's may arrive on it.
     bEventsStop = new AbortController();
@@ -308,6 +311,7 @@ describe("another account's ids, on every registered route", () => {
     await waitForBuild(templateName, a.build);
   }, 300_000);
   afterAll(async () => {
+    console.log("cross-account: calls and upgrades B made, per surface", made);
     bEventsStop?.abort();
     await t?.dispose();
   });
@@ -392,19 +396,25 @@ describe("another account's ids, on every registered route", () => {
       requests[`${method === "HEAD" ? "GET" : method} ${url}`] ?? {};
     const wrong: string[] = [];
     const leaked: string[] = [];
-    for (const route of routes) {
-      const request = requestOf(route.method, route.url);
-      for (const path of fill(route.url, values).paths) {
-        const url = request.query ? `${path}?${request.query}` : path;
-        const answer = await asB(route.method, url, request.body, request.raw);
-        if (answer.status !== expectedStatus(route))
-          wrong.push(`${route.method} ${url}: ${answer.status} ${answer.text.slice(0, 200)}`);
-        for (const data of aData())
-          if (answer.text.includes(data)) leaked.push(`${route.method} ${url}: ${data}`);
+    // With B's key; then the control plane again as the dashboard calls it, with B's session cookie.
+    for (const via of ["key", "cookie"] as const) {
+      bVia = via;
+      for (const route of routes) {
+        if (via === "cookie" && surfaceOf(route.url) !== "control plane") continue;
+        const request = requestOf(route.method, route.url);
+        for (const path of fill(route.url, values).paths) {
+          const url = request.query ? `${path}?${request.query}` : path;
+          const answer = await asB(route.method, url, request.body, request.raw);
+          if (answer.status !== expectedStatus(route))
+            wrong.push(`${via}: ${route.method} ${url}: ${answer.status} ${answer.text.slice(0, 200)}`);
+          for (const data of aData())
+            if (answer.text.includes(data)) leaked.push(`${via}: ${route.method} ${url}: ${data}`);
+        }
       }
+      // A refused build still names the template in B's account (made on its first build).
+      expect((await asB("DELETE", `/templates/${a.templateName}`)).status).toBe(204);
     }
-    // A refused build still names the template in B's account (made on its first build).
-    expect((await asB("DELETE", `/templates/${a.templateName}`)).status).toBe(204);
+    bVia = "key";
     // Every GET route as a WebSocket too: refused before any upgrade.
     for (const route of routes.filter((candidate) => candidate.method === "GET")) {
       const { query } = requestOf("GET", route.url);
@@ -417,7 +427,15 @@ describe("another account's ids, on every registered route", () => {
     }
     expect(wrong).toEqual([]);
     expect(leaked).toEqual([]);
-    console.log(`cross-account sweep: ${routes.length} routes with parameters; calls per surface`, made);
+    console.log(
+      `cross-account sweep: ${routes.length} routes with parameters (per surface, HEAD included)`,
+      Object.fromEntries(
+        ["/v1", "/e2b", "mcp", "control plane"].map((surface) => [
+          surface,
+          routes.filter((route) => surfaceOf(route.url) === surface).length,
+        ]),
+      ),
+    );
 
     expect(await snapshotOfA()).toEqual(before);
   }, 300_000);
