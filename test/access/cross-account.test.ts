@@ -5,13 +5,12 @@
  * with A's ids put in, over HTTP and as a WebSocket upgrade, and every MCP tool; every list B
  * can read is searched for A's ids. Afterwards A's objects are all as they were.
  */
-import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { RegisteredRoute } from "@paddock/server";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import WebSocket from "ws";
+import { send, upgradeStatus } from "../support/raw-http.js";
 
 type Json = any;
 
@@ -541,48 +540,3 @@ describe("another account's ids, on every registered route", () => {
     expect((await asB("POST", "/e2b/sandboxes", { templateID: a.templateId })).status).toBe(404);
   });
 });
-
-/**
- * One request with any method (fetch refuses TRACE, which `all` routes register), its answer's
- * body read for at most 2 s: a stream that stays open is cut there rather than hanging the sweep.
- */
-function send(
-  url: string,
-  method: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method, headers }, (response) => {
-      const chunks: Buffer[] = [];
-      const done = () => {
-        clearTimeout(timer);
-        resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString() });
-        response.destroy();
-      };
-      const timer = setTimeout(done, 2000);
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", done);
-      response.on("error", done);
-    });
-    request.setTimeout(30_000, () => request.destroy(new Error(`${method} ${url}: no answer in 30 s`)));
-    request.on("error", reject);
-    request.end(body);
-  });
-}
-
-/** The status a WebSocket upgrade is answered with; 101 when it connected. */
-function upgradeStatus(url: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = new WebSocket(url, { headers, handshakeTimeout: 20_000 });
-    socket.on("open", () => {
-      socket.terminate();
-      resolve(101);
-    });
-    socket.on("unexpected-response", (_request, response) => {
-      resolve(response.statusCode ?? 0);
-      socket.terminate();
-    });
-    socket.on("error", (error) => reject(error));
-  });
-}
