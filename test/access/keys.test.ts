@@ -4,9 +4,15 @@
  * key and a logged-out session are refused at once on every surface, a moment after each was
  * used (so answered from the credential cache, decision 0100).
  */
+
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createTestDatabase } from "@paddock/db";
 import type { RegisteredRoute } from "@paddock/server";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 import { send, upgradeStatus } from "../support/raw-http.js";
 
 type Json = any;
@@ -55,6 +61,46 @@ function pathOf(url: string): string {
     .replace(/\*$/, "probe");
 }
 
+/**
+ * One call per surface with a credential: the control plane (a plain read, the sandbox event
+ * stream, a WebSocket upgrade), E2B's API and MCP. Each answers its status: for the WebSocket,
+ * that of the refused upgrade (404 for the sandbox that does not exist, once authenticated).
+ */
+async function everySurface(url: string, credential: string) {
+  return {
+    "GET /sandboxes": (await send(`${url}/sandboxes`, "GET", { authorization: `Bearer ${credential}` }))
+      .status,
+    "GET /sandboxes/events (SSE)": (
+      await send(`${url}/sandboxes/events`, "GET", { authorization: `Bearer ${credential}` })
+    ).status,
+    "WebSocket /sandboxes/{id}/terminal": await upgradeStatus(
+      `${url.replace("http", "ws")}/sandboxes/sbx-none0/terminal`,
+      { authorization: `Bearer ${credential}` },
+    ),
+    "GET /e2b/sandboxes": (await send(`${url}/e2b/sandboxes`, "GET", { "x-api-key": credential })).status,
+    "POST /mcp": (
+      await send(
+        `${url}/mcp`,
+        "POST",
+        {
+          authorization: `Bearer ${credential}`,
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+        },
+        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      )
+    ).status,
+  };
+}
+const accepted = {
+  "GET /sandboxes": 200,
+  "GET /sandboxes/events (SSE)": 200,
+  "WebSocket /sandboxes/{id}/terminal": 404,
+  "GET /e2b/sandboxes": 200,
+  "POST /mcp": 200,
+};
+const refused = Object.fromEntries(Object.keys(accepted).map((name) => [name, 401]));
+
 const scopes: Scope[] = ["sandboxes", "memory", "secrets"];
 
 describe("API keys on every surface", () => {
@@ -78,44 +124,6 @@ describe("API keys on every surface", () => {
     expect(created.status, created.text).toBe(201);
     return { id: created.body.key.id as string, secret: created.body.secret as string };
   };
-
-  /**
-   * One call per surface with a credential: the control plane (a plain read, the sandbox event
-   * stream, a WebSocket upgrade), E2B's API and MCP. Each answers its status: for the WebSocket,
-   * that of the refused upgrade (404 for the sandbox that does not exist, once authenticated).
-   */
-  const everySurface = async (credential: string) => ({
-    "GET /sandboxes": (await send(`${t.url}/sandboxes`, "GET", { authorization: `Bearer ${credential}` }))
-      .status,
-    "GET /sandboxes/events (SSE)": (
-      await send(`${t.url}/sandboxes/events`, "GET", { authorization: `Bearer ${credential}` })
-    ).status,
-    "WebSocket /sandboxes/{id}/terminal": await upgradeStatus(
-      `${t.url.replace("http", "ws")}/sandboxes/sbx-none0/terminal`,
-      { authorization: `Bearer ${credential}` },
-    ),
-    "GET /e2b/sandboxes": (await send(`${t.url}/e2b/sandboxes`, "GET", { "x-api-key": credential })).status,
-    "POST /mcp": (
-      await send(
-        `${t.url}/mcp`,
-        "POST",
-        {
-          authorization: `Bearer ${credential}`,
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-        },
-        JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
-      )
-    ).status,
-  });
-  const accepted = {
-    "GET /sandboxes": 200,
-    "GET /sandboxes/events (SSE)": 200,
-    "WebSocket /sandboxes/{id}/terminal": 404,
-    "GET /e2b/sandboxes": 200,
-    "POST /mcp": 200,
-  };
-  const refused = Object.fromEntries(Object.keys(accepted).map((name) => [name, 401]));
 
   /**
    * A call to a route as the key: its bearer and E2B's header, and for a method that may carry
@@ -210,34 +218,125 @@ describe("API keys on every surface", () => {
 
   test("a deleted key is refused at once on every surface", async () => {
     const key = await newKey();
-    expect(await everySurface(key.secret)).toEqual(accepted);
+    expect(await everySurface(t.url, key.secret)).toEqual(accepted);
     expect((await call("DELETE", `/keys/${key.id}`, session)).status).toBe(204);
-    expect(await everySurface(key.secret)).toEqual(refused);
+    expect(await everySurface(t.url, key.secret)).toEqual(refused);
   });
 
   test("a rotated key's old secret is refused at once on every surface, its new one accepted", async () => {
     const key = await newKey({ scope: "sandboxes" });
     const scoped = { ...accepted };
-    expect(await everySurface(key.secret)).toEqual(scoped);
+    expect(await everySurface(t.url, key.secret)).toEqual(scoped);
     const rotated = await call("POST", `/keys/${key.id}/rotate`, session);
     expect(rotated.status, rotated.text).toBe(200);
-    expect(await everySurface(key.secret)).toEqual(refused);
-    expect(await everySurface(rotated.body.secret)).toEqual(scoped);
+    expect(await everySurface(t.url, key.secret)).toEqual(refused);
+    expect(await everySurface(t.url, rotated.body.secret)).toEqual(scoped);
   });
 
   test("an expired key is refused on every surface from its expiry, cached or not", async () => {
     const expiresAt = Date.now() + 3000;
     const key = await newKey({ expiresAt: new Date(expiresAt).toISOString() });
-    expect(await everySurface(key.secret)).toEqual(accepted);
+    expect(await everySurface(t.url, key.secret)).toEqual(accepted);
     await new Promise((resolve) => setTimeout(resolve, expiresAt - Date.now() + 10));
-    expect(await everySurface(key.secret)).toEqual(refused);
+    expect(await everySurface(t.url, key.secret)).toEqual(refused);
     expect((await call("GET", "/memory", key.secret)).body.code).toBe("key_expired");
   });
 
   test("a logged-out session is refused at once on every surface", async () => {
     const other = await t.account("keys-logout@example.com");
-    expect(await everySurface(other)).toEqual(accepted);
+    expect(await everySurface(t.url, other)).toEqual(accepted);
     expect((await call("POST", "/auth/logout", other)).status).toBe(204);
-    expect(await everySurface(other)).toEqual(refused);
+    expect(await everySurface(t.url, other)).toEqual(refused);
+  });
+});
+
+/**
+ * Two `paddock serve` replicas on one PostgreSQL: a credential used on replica 2 (so in its
+ * cache) and revoked on replica 1 is refused by replica 2 as soon as the revocation reaches it
+ * over LISTEN/NOTIFY, which the 5 s cache lifetime bounds (decisions 0100, 0145). The message
+ * takes a moment to arrive, so replica 2's very next call may come first: the test asserts the
+ * bound and reports how long it took.
+ */
+describe("a revocation on one replica, on the other's cache", () => {
+  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let dir: string;
+  const replicas: PaddockProcess[] = [];
+  let session: string;
+  const url = (replica: number) => replicas[replica]?.url ?? "";
+  /** Milliseconds from a revocation's answer on replica 1 to replica 2's first refusal. */
+  const delays: number[] = [];
+  /** Calls replica 2 until it refuses the credential; fails past the cache's 5 s lifetime. */
+  const refusedByReplica2 = async (credential: string) => {
+    const start = performance.now();
+    for (;;) {
+      const { status } = await send(`${url(1)}/sandboxes`, "GET", { authorization: `Bearer ${credential}` });
+      const elapsed = performance.now() - start;
+      if (status === 401) return delays.push(Math.round(elapsed));
+      expect(status).toBe(200);
+      expect(elapsed, "replica 2 still accepts the revoked credential").toBeLessThan(5000);
+    }
+  };
+
+  const call = async (replica: number, method: string, path: string, credential?: string, body?: unknown) => {
+    const response = await fetch(`${url(replica)}${path}`, {
+      method,
+      headers: {
+        ...(credential ? { authorization: `Bearer ${credential}` } : {}),
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text.startsWith("{") ? JSON.parse(text) : text) as Json };
+  };
+  const login = async (email: string) => {
+    const credentials = { email, password: "correct horse battery" };
+    await call(0, "POST", "/auth/signup", undefined, credentials);
+    return (await call(0, "POST", "/auth/login", undefined, credentials)).body.token as string;
+  };
+  const newKey = async () => {
+    const created = await call(0, "POST", "/keys", session, { name: "replicated" });
+    expect(created.status).toBe(201);
+    return { id: created.body.key.id as string, secret: created.body.secret as string };
+  };
+
+  beforeAll(async () => {
+    database = await createTestDatabase("postgres");
+    dir = mkdtempSync(join(tmpdir(), "paddock-keys-replicas-"));
+    const config = writeServerConfig(dir, database.url);
+    replicas.push(...(await Promise.all([serve(config.file), serve(config.file)])));
+    session = await login("replicated-keys@example.com");
+  }, 120_000);
+  afterAll(async () => {
+    console.log(`replica 2 refused a credential revoked on replica 1 after (ms): ${delays.join(", ")}`);
+    await Promise.all(replicas.map((replica) => stop(replica.child, "SIGTERM")));
+    await database?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a key deleted on replica 1 is refused by replica 2 within the cache's bound, on every surface", async () => {
+    const key = await newKey();
+    expect(await everySurface(url(1), key.secret)).toEqual(accepted);
+    expect((await call(0, "DELETE", `/keys/${key.id}`, session)).status).toBe(204);
+    await refusedByReplica2(key.secret);
+    expect(await everySurface(url(1), key.secret)).toEqual(refused);
+  });
+
+  test("a key rotated on replica 1: its old secret refused by replica 2 within the cache's bound, on every surface", async () => {
+    const key = await newKey();
+    expect(await everySurface(url(1), key.secret)).toEqual(accepted);
+    const rotated = await call(0, "POST", `/keys/${key.id}/rotate`, session);
+    expect(rotated.status).toBe(200);
+    await refusedByReplica2(key.secret);
+    expect(await everySurface(url(1), key.secret)).toEqual(refused);
+    expect(await everySurface(url(1), rotated.body.secret)).toEqual(accepted);
+  });
+
+  test("a session logged out on replica 1 is refused by replica 2 within the cache's bound, on every surface", async () => {
+    const other = await login("replicated-logout@example.com");
+    expect(await everySurface(url(1), other)).toEqual(accepted);
+    expect((await call(0, "POST", "/auth/logout", other)).status).toBe(204);
+    await refusedByReplica2(other);
+    expect(await everySurface(url(1), other)).toEqual(refused);
   });
 });
