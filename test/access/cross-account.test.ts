@@ -17,6 +17,7 @@ type Json = any;
 /** A's objects, by what a route's parameter names. */
 interface Objects {
   sandbox: string;
+  paused: string;
   e2bSandbox: string;
   operatorSandbox: string;
   volume: string;
@@ -37,7 +38,7 @@ interface Objects {
  */
 function parameterValues(a: Objects): Record<string, string[]> {
   return {
-    "sandboxes/:id": [a.sandbox, a.e2bSandbox],
+    "sandboxes/:id": [a.sandbox, a.e2bSandbox, a.paused],
     "sandboxes/:sandboxID": [a.e2bSandbox, a.sandbox],
     "sandboxes/:sandboxId": [a.operatorSandbox, a.sandbox],
     "ports/:port": ["8000"],
@@ -257,12 +258,14 @@ describe("another account's ids, on every registered route", () => {
       description: "a-team template",
     });
     expect(build.status, build.text).toBe(202);
-    const [sandbox, e2bSandbox, operatorSandbox, volume, secret, memory] = await Promise.all([
+    const [sandbox, paused, e2bSandbox, operatorSandbox, volume, secret, memory] = await Promise.all([
       call("POST", "/sandboxes", aSession, {
         template: "python",
         timeout: 900,
         metadata: { team: "a-team" },
       }),
+      // Paused below; it must not wake for B.
+      call("POST", "/sandboxes", aSession, { template: "python", timeout: 900 }),
       e2b("POST", "/sandboxes", key.body.secret, { templateID: "base", timeout: 900 }),
       t.api("/v1/sandboxes", {
         method: "POST",
@@ -277,6 +280,9 @@ describe("another account's ids, on every registered route", () => {
       call("POST", "/memory", aSession, { content: aMemoryText }),
     ]);
     expect(sandbox.status, sandbox.text).toBe(201);
+    expect(paused.status, paused.text).toBe(201);
+    const pausing = await call("POST", `/sandboxes/${paused.body.id}/pause`, aSession);
+    expect(pausing.status, pausing.text).toBe(200);
     expect(e2bSandbox.status, e2bSandbox.text).toBe(201);
     expect(operatorSandbox.status, await operatorSandbox.clone().text()).toBe(202);
     expect(volume.status, volume.text).toBe(201);
@@ -295,6 +301,7 @@ describe("another account's ids, on every registered route", () => {
     expect(template.status, template.text).toBe(200);
     a = {
       sandbox: sandbox.body.id,
+      paused: paused.body.id,
       e2bSandbox: e2bSandbox.body.sandboxID,
       operatorSandbox: ((await operatorSandbox.json()) as Json).id,
       volume: volume.body.id,
@@ -337,7 +344,11 @@ describe("another account's ids, on every registered route", () => {
           command: "ls /tmp/b-was-here 2>&1 | head -1",
         })
       ).body.stdout,
-      e2bSandbox: (await e2b("GET", `/sandboxes/${a.e2bSandbox}`, a.keySecret)).body.state,
+      paused: (await call("GET", `/sandboxes/${a.paused}`, aSession)).body.state,
+      e2bSandbox: await e2b("GET", `/sandboxes/${a.e2bSandbox}`, a.keySecret).then(({ body }) => ({
+        state: body.state,
+        endAt: body.endAt,
+      })),
       e2bTrespass: (
         await call("POST", `/sandboxes/${a.e2bSandbox}/run`, aSession, { command: "ls /tmp/b-was-here 2>&1" })
       ).body.stdout,
@@ -377,6 +388,8 @@ describe("another account's ids, on every registered route", () => {
   test("B gets the surface's not-found on every route with A's ids, over HTTP and WebSocket, and changes nothing", async () => {
     const before = await snapshotOfA();
     expect(before.sandbox.state).toBe("Running");
+    expect(before.paused).toBe("Paused");
+    expect(before.e2bSandbox.state).toBe("running");
     expect(before.file).toBe(aFileText);
     expect(before.trespass).toContain("No such file");
     expect(before.context).toBe(200);
