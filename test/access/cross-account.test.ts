@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { RegisteredRoute } from "@paddock/server";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { send, upgradeStatus } from "../support/raw-http.js";
+import { openEventStream, send, upgradeStatus } from "../support/raw-http.js";
 
 type Json = any;
 
@@ -168,6 +168,8 @@ describe("another account's ids, on every registered route", () => {
   let bSession: string;
   let bEventsText = "";
   let bEventsStop: AbortController;
+  /** A's own event stream, open through the sweep: nothing B does may end it. */
+  let aEvents: Awaited<ReturnType<typeof openEventStream>>;
   const aSecretValue = "a-secret-value-7f3e";
   const aMemoryText = "account a remembers the launch code 4821";
   const aFileText = "account a's file 93b1";
@@ -251,6 +253,7 @@ describe("another account's ids, on every registered route", () => {
 
     const key = await call("POST", "/keys", aSession, { name: "a", format: "e2b" });
     expect(key.status, key.text).toBe(201);
+    aEvents = await openEventStream(`${t.url}/sandboxes/events`, key.body.secret);
     const templateName = "a-private-template";
     const build = await call("POST", `/templates/${templateName}/builds`, aSession, {
       from: "python",
@@ -319,6 +322,7 @@ describe("another account's ids, on every registered route", () => {
   afterAll(async () => {
     console.log("cross-account: calls and upgrades B made, per surface", made);
     bEventsStop?.abort();
+    await aEvents?.close();
     await t?.dispose();
   });
 
@@ -450,6 +454,8 @@ describe("another account's ids, on every registered route", () => {
     );
 
     expect(await snapshotOfA()).toEqual(before);
+    // B's DELETE and rotate of A's key id were 404, and revoked nothing: A's stream is still open.
+    expect(await aEvents.by(100)).toBe("open");
   }, 300_000);
 
   test("E2B's in-sandbox gateway refuses B's credentials for A's sandbox, by header and by host", async () => {

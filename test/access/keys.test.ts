@@ -12,8 +12,9 @@ import { createTestDatabase } from "@paddock/db";
 import type { RegisteredRoute } from "@paddock/server";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import WebSocket from "ws";
 import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
-import { send, upgradeStatus } from "../support/raw-http.js";
+import { openEventStream, send, upgradeStatus } from "../support/raw-http.js";
 
 type Json = any;
 type Scope = "sandboxes" | "memory" | "secrets";
@@ -248,6 +249,30 @@ describe("API keys on every surface", () => {
     expect((await call("POST", "/auth/logout", other)).status).toBe(204);
     expect(await everySurface(t.url, other)).toEqual(refused);
   });
+
+  test("an open event stream and terminal end when their key is deleted, a session's streams at its logout", async () => {
+    const key = await newKey();
+    const created = await call("POST", "/sandboxes", session, { template: "python", timeout: 600 });
+    expect(created.status, created.text).toBe(201);
+    const events = await openEventStream(`${t.url}/sandboxes/events`, key.secret);
+    const terminal = new WebSocket(`${t.url.replace("http", "ws")}/sandboxes/${created.body.id}/terminal`, {
+      headers: { authorization: `Bearer ${key.secret}` },
+    });
+    await new Promise((resolve, reject) => terminal.once("open", resolve).once("error", reject));
+    const terminalClosed = new Promise((resolve) => terminal.once("close", () => resolve("ended")));
+    // Still open a moment later: only the revocation ends them.
+    expect(await events.by(500)).toBe("open");
+    expect((await call("DELETE", `/keys/${key.id}`, session)).status).toBe(204);
+    expect(await events.by(5000)).toBe("ended");
+    expect(
+      await Promise.race([terminalClosed, new Promise((resolve) => setTimeout(() => resolve("open"), 5000))]),
+    ).toBe("ended");
+
+    const other = await t.account("keys-stream-logout@example.com");
+    const own = await openEventStream(`${t.url}/sandboxes/events`, other);
+    expect((await call("POST", "/auth/logout", other)).status).toBe(204);
+    expect(await own.by(5000)).toBe("ended");
+  }, 60_000);
 });
 
 /**
@@ -317,8 +342,11 @@ describe("a revocation on one replica, on the other's cache", () => {
   test("a key deleted on replica 1 is refused by replica 2 within the cache's bound, on every surface", async () => {
     const key = await newKey();
     expect(await everySurface(url(1), key.secret)).toEqual(accepted);
+    const events = await openEventStream(`${url(1)}/sandboxes/events`, key.secret);
     expect((await call(0, "DELETE", `/keys/${key.id}`, session)).status).toBe(204);
     await refusedByReplica2(key.secret);
+    // Its stream open on replica 2 ended with it.
+    expect(await events.by(5000)).toBe("ended");
     expect(await everySurface(url(1), key.secret)).toEqual(refused);
   });
 

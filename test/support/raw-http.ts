@@ -46,3 +46,26 @@ export function upgradeStatus(url: string, headers: Record<string, string>): Pro
     socket.on("error", (error) => reject(error));
   });
 }
+
+/**
+ * Opens a long-lived response (an SSE stream) with a bearer credential. `by(ms)` tells whether
+ * the server has ended it ("ended") or it is still open after waiting that long ("open").
+ */
+export async function openEventStream(url: string, credential: string) {
+  const response = await fetch(url, { headers: { authorization: `Bearer ${credential}` } });
+  if (response.status !== 200) throw new Error(`${url} answered ${response.status}`);
+  const closed = (async () => {
+    try {
+      for await (const _chunk of response.body as ReadableStream<Uint8Array>);
+    } catch {}
+    return "ended" as const;
+  })();
+  return {
+    by: (withinMs: number) =>
+      Promise.race([
+        closed,
+        new Promise<"open">((resolve) => setTimeout(() => resolve("open"), withinMs).unref()),
+      ]),
+    close: () => response.body?.cancel().catch(() => undefined),
+  };
+}
