@@ -1,2 +1,2 @@
 export { resolveApiKey, StartupError } from "./api-key.js";
-export { type PaddockServer, type ServerOptions, startServer } from "./server.js";
+export { type PaddockServer, type RegisteredRoute, type ServerOptions, startServer } from "./server.js";

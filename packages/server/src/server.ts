@@ -33,8 +33,16 @@ export interface ServerOptions {
   stack?: RuntimeStackOptions;
 }
 
+/** One route the server registered: its method and URL pattern (`:param`s, `*`). */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+}
+
 export interface PaddockServer {
   app: FastifyInstance;
+  /** Every route registered, WebSocket and streaming ones included (they are GET routes too). */
+  routes: readonly RegisteredRoute[];
   stack: RuntimeStack;
   apiKey: ResolvedApiKey;
   /** Base URL clients use (server.public_url, or the listening address). */
@@ -65,6 +73,11 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
       if (!socket.writable) return socket.destroy();
       socket.end(clientErrorAnswer(error, shapeFor), () => socket.destroy());
     },
+  });
+  const routes: RegisteredRoute[] = [];
+  // Before anything registers: tests sweep every route with another account's ids.
+  app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url });
   });
   installValidation(app);
   installJsonBodies(app);
@@ -163,6 +176,7 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
   }
   return {
     app,
+    routes,
     stack,
     apiKey,
     get url() {

@@ -1,5 +1,5 @@
 import { Errors, PaddockError } from "@paddock/common";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Identity, Principal, Scope } from "../identity/identity.js";
 import { ControlPlaneErrors } from "./errors.js";
 
@@ -30,8 +30,15 @@ export function bearerOf(request: FastifyRequest): string | undefined {
  * sessions and unscoped keys.
  */
 export function authenticate(identity: Identity, surface: Scope | null) {
-  return async (request: FastifyRequest) => {
-    request.principal = await authorize(identity, bearerOf(request), surface);
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = await authorize(identity, bearerOf(request), surface);
+    request.principal = principal;
+    // A response still streaming when its credential is revoked (events, a WebSocket) ends then;
+    // one still being answered (the logout itself) is let finish.
+    const release = identity.holdOpen(principal.credential, () => {
+      if (reply.sent && !reply.raw.writableFinished) request.raw.socket?.destroy();
+    });
+    reply.raw.once("close", release);
   };
 }
 

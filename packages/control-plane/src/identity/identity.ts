@@ -76,6 +76,8 @@ export class Identity {
 
   /** Tells every replica (this one included) to forget a credential it may have cached. */
   private readonly revoked: Channel | undefined;
+  /** What ends each open request (a stream, a WebSocket), by the credential that opened it. */
+  private readonly held = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly db: Db,
@@ -87,6 +89,7 @@ export class Identity {
       onMessage: (credential) => {
         this.revocations++;
         this.recent.forget(credential);
+        this.endHeld(credential);
       },
       onGap: () => {
         this.revocations++;
@@ -98,7 +101,28 @@ export class Identity {
   /** Drops a revoked credential from this replica's cache, then from every other's. */
   private async forget(credential: string): Promise<void> {
     this.recent.forget(credential);
+    this.endHeld(credential);
     await this.revoked?.publish(credential);
+  }
+
+  /**
+   * Calls `end` when the credential is revoked, here or on another replica, so a stream or
+   * WebSocket it opened stops with it rather than outliving it. Returns what forgets `end`.
+   */
+  holdOpen(credential: string, end: () => void): () => void {
+    const ends = this.held.get(credential) ?? new Set();
+    this.held.set(credential, ends);
+    ends.add(end);
+    return () => {
+      ends.delete(end);
+      if (ends.size === 0 && this.held.get(credential) === ends) this.held.delete(credential);
+    };
+  }
+
+  private endHeld(credential: string): void {
+    const ends = this.held.get(credential);
+    this.held.delete(credential);
+    for (const end of ends ?? []) end();
   }
 
   /**
@@ -314,9 +338,10 @@ export class Identity {
       .where("id", "=", id)
       .where("account_id", "=", accountId)
       .executeTakeFirst();
-    await this.forget(id);
+    // Another account's key id is not this account's to revoke: its streams stay open.
     if (Number(result.numDeletedRows) === 0)
       throw new PaddockError(ControlPlaneErrors.keyNotFound, `no API key ${id}`);
+    await this.forget(id);
   }
 
   /** A new secret for the key, in the same format; the old one stops working at once. */

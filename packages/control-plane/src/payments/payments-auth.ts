@@ -1,5 +1,5 @@
 import { PaddockError } from "@paddock/common";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { ControlPlaneErrors } from "../http/errors.js";
 import { type AgentKeys, agentKeyPrefix, type PaymentAgent } from "../identity/agent-keys.js";
@@ -24,10 +24,10 @@ function agentTokenOf(request: FastifyRequest): string | undefined {
  */
 export function authenticatePaymentActor(identity: Identity, agentKeys: AgentKeys) {
   const asOwner = authenticate(identity, null);
-  return async (request: FastifyRequest) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const token = agentTokenOf(request);
     if (token) request.paymentAgent = await agentKeys.authenticate(token);
-    else await asOwner(request);
+    else await asOwner(request, reply);
   };
 }
 
@@ -39,13 +39,13 @@ export function paymentActorOf(request: FastifyRequest): PaymentActor {
 /** Credentials and the agent key itself are the owner's: an agent key is refused there. */
 export function authenticatePaymentOwner(identity: Identity) {
   const asOwner = authenticate(identity, null);
-  return async (request: FastifyRequest) => {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     if (agentTokenOf(request)) {
       throw new PaddockError(
         ControlPlaneErrors.agentKeyForbidden,
         "a payments agent key cannot manage credentials or agent keys; use the account's session or an unscoped API key",
       );
     }
-    await asOwner(request);
+    await asOwner(request, reply);
   };
 }
