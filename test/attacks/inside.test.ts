@@ -346,6 +346,25 @@ EOF`,
     expect(hostname()).not.toBe("pwned");
   });
 
+  test("the network namespace it shares with the egress sidecar: its settings stay as the host set them", async () => {
+    // The sidecar (runc, the host kernel) sits in the attacker's network namespace: read its
+    // settings from the host through the sidecar's process.
+    const sidecarPid = (await testDocker.getContainer(`${attacker.id}-egress`).inspect()).State.Pid;
+    const keys = ["net.ipv4.conf.all.route_localnet", "net.ipv4.ip_forward", "net.ipv4.tcp_sack"];
+    const settings = () =>
+      execFileSync("nsenter", ["-t", String(sidecarPid), "-n", "sysctl", "-n", ...keys]).toString();
+    const before = settings();
+    const results = await run(attacker, {
+      "route-localnet": "echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet",
+      "ip-forward": "echo 0 > /proc/sys/net/ipv4/ip_forward",
+      "tcp-sack": "echo 0 > /proc/sys/net/ipv4/tcp_sack",
+      "userns-route-localnet":
+        "unshare -Urm sh -c 'mount -o remount,rw /proc/sys; echo 1 > /proc/sys/net/ipv4/conf/all/route_localnet'",
+    });
+    for (const probe of results.keys()) refused(results, probe);
+    expect(settings()).toBe(before);
+  });
+
   test("raw sockets, network configuration and the Docker socket: refused", async () => {
     const results = await run(attacker, {
       "raw-inet": raw("AF_INET", 1),
