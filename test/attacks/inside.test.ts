@@ -64,12 +64,23 @@ function parseMountInfo(text: string): MountEntry[] {
     }));
 }
 
-/** The host's addresses: every interface, as node sees them (loopback is the sandbox's own inside). */
+/**
+ * The host's addresses: every interface node sees, and those of interfaces that are down (node
+ * leaves them out: docker0 without containers), from `ip`. Loopback is the sandbox's own inside.
+ */
 function hostAddresses(): string[] {
-  return Object.values(networkInterfaces())
+  const fromNode = Object.values(networkInterfaces())
     .flat()
-    .filter((address) => address !== undefined && !address.internal && !address.address.startsWith("fe80"))
+    .filter((address) => address !== undefined && !address.internal)
     .map((address) => address?.address ?? "");
+  const interfaces = JSON.parse(execFileSync("ip", ["-j", "addr", "show"]).toString()) as Array<{
+    addr_info: Array<{ local: string; scope: string }>;
+  }>;
+  const fromIp = interfaces
+    .flatMap((link) => link.addr_info)
+    .filter((address) => address.scope === "global")
+    .map((address) => address.local);
+  return [...new Set([...fromNode, ...fromIp])].filter((address) => !address.startsWith("fe80"));
 }
 
 function listen(): Promise<{ server: Server; port: number }> {
@@ -110,8 +121,12 @@ function digestOf(directory: string): string {
   return hash.digest("hex");
 }
 
-/** `host:port` as bash reaches it; IPv6 addresses go in brackets for /dev/tcp too. */
-const connectProbe = (host: string, port: number) => `exec 3<>/dev/tcp/${host}/${port}`;
+/**
+ * Reached means bytes came back: every target here answers an HTTP request (or greets first), so
+ * a connect a runtime reports without a peer does not count.
+ */
+const connectProbe = (host: string, port: number) =>
+  `exec 3<>/dev/tcp/${host}/${port} && { printf 'GET / HTTP/1.0\\r\\n\\r\\n' >&3 2>/dev/null; head -c 64 <&3 | grep -q .; }`;
 
 /** PTRACE_ATTACH through libc; exits 0 only when attached (and then detaches at once). */
 const ptraceProbe = (findPid: string) => `python3 - <<'EOF'
@@ -518,7 +533,7 @@ EOF`,
     const serverPort = Number(new URL(t.url).port);
     const ports = [serverPort, listener.port, 2375, 2376];
     const targets: Array<[string, number]> = [];
-    for (const address of [...hostAddresses().filter((address) => !address.includes(":")), gateway])
+    for (const address of new Set([...hostAddresses(), gateway]))
       for (const port of ports) targets.push([address, port]);
     targets.push(
       ["169.254.169.254", 80],
@@ -528,7 +543,8 @@ EOF`,
     // A plain container on the engine's default bridge reaches the host's listeners and the server:
     // they are reachable at all, so "closed" from a sandbox is the firewall's doing.
     const controlTargets = targets.filter(
-      ([host, port]) => port !== 2375 && port !== 2376 && host !== "169.254.169.254",
+      // The engine's default bridge has no IPv6: the host's IPv6 addresses are probed without a control.
+      ([host, port]) => port !== 2375 && port !== 2376 && host !== "169.254.169.254" && !host.includes(":"),
     );
     // A cloud host's metadata service, where this host has one (this test's own VM does).
     if (await hostReaches("169.254.169.254", 80)) controlTargets.push(["169.254.169.254", 80]);

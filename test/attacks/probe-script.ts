@@ -10,7 +10,10 @@ export interface ProbeResult {
 
 export type Probes = Record<string, string>;
 
-/** `parallel`: network probes wait on timeouts, so they run side by side. */
+/**
+ * `parallel`: network probes wait on timeouts, so they run side by side, a few at a time (two
+ * dozen at once have stopped a gVisor sandbox on a loaded machine).
+ */
 export function probeScript(probes: Probes, options: { parallel?: boolean; timeoutSeconds?: number } = {}) {
   const timeout = options.timeoutSeconds ?? 20;
   const lines = [
@@ -19,8 +22,10 @@ export function probeScript(probes: Probes, options: { parallel?: boolean; timeo
     `  printf '@@%s\\t%s\\t%s\\n' "$1" "$rc" "$(printf %s "$out" | tr '\\n\\t' '  ' | head -c 400)"`,
     "}",
   ];
-  for (const [name, code] of Object.entries(probes))
+  for (const [name, code] of Object.entries(probes)) {
+    if (options.parallel) lines.push("while [ $(jobs -rp | wc -l) -ge 6 ]; do wait -n; done");
     lines.push(`probe ${name} ${Buffer.from(code).toString("base64")}${options.parallel ? " &" : ""}`);
+  }
   lines.push("wait");
   return lines.join("\n");
 }
