@@ -6,6 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
+import { Paddock } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { FakeStripe, webhookEvent, webhookSignature } from "../support/fake-stripe.js";
 import { callApi } from "../support/user.js";
@@ -290,6 +291,12 @@ describe("the audit log", () => {
       new Set(["key.created", "key.rotated", "key.deleted"]),
     );
     expect(((await audit(session, "?type=key.created")).body.items as Event[]).length).toBe(4);
+    // The SDK speaks the same filters and pages.
+    const client = new Paddock({ baseUrl: t.url, apiKey: session });
+    const firstPage = await client.audit.list({ type: "key.", limit: 2 });
+    expect(firstPage.items.map((event) => event.id)).toEqual(keyEvents.slice(0, 2).map((event) => event.id));
+    const nextPage = await client.audit.list({ type: "key.", limit: 2, cursor: firstPage.nextCursor ?? "" });
+    expect(nextPage.items[0]?.id).toBe(keyEvents[2]?.id);
     const bySandbox = (await audit(session, `?target=${sandboxId}`)).body.items as Event[];
     expect(bySandbox.map((event) => event.type)).toEqual(["sandbox.deleted", "sandbox.created"]);
     const middle = everything[10] as Event;
