@@ -1,6 +1,8 @@
-import type { PaddockConfig } from "@paddock/common";
-import { type AuditEvent, AuditLog, openDatabase } from "@paddock/db";
-import { databaseUrl } from "@paddock/runtime";
+import { isPaddockError, type PaddockConfig } from "@paddock/common";
+import { auditEventsOf } from "@paddock/server";
+
+type AuditEvent = AuditEventsOf extends AsyncGenerator<infer Event> ? Event : never;
+type AuditEventsOf = ReturnType<typeof auditEventsOf>;
 
 const csvColumns = [
   "id",
@@ -18,34 +20,27 @@ const csvColumns = [
 ] as const;
 
 /**
- * `paddock audit export` (decision 0204): the audit log straight from the database, oldest first,
- * to stdout as JSON lines or CSV. Answers the exit status.
+ * `paddock audit export` (decision 0204): the audit log from the server's database, oldest
+ * first, to stdout as JSON lines or CSV. Answers the exit status.
  */
 export async function exportAuditLog(
   config: PaddockConfig,
   options: { account?: string | undefined; since?: string | undefined; format: "jsonl" | "csv" },
 ): Promise<number> {
-  const database = await openDatabase(databaseUrl(config));
   try {
-    let accountId: string | undefined;
-    if (options.account !== undefined) {
-      const account = await database.db
-        .selectFrom("accounts")
-        .select("id")
-        .where("email", "=", options.account.trim().toLowerCase())
-        .executeTakeFirst();
-      if (!account) {
-        console.error(`paddock: no account ${options.account}`);
-        return 1;
-      }
-      accountId = account.id;
-    }
-    if (options.format === "csv") await write(`${csvColumns.join(",")}\n`);
-    for await (const event of new AuditLog(database.db).export({ accountId, since: options.since }))
+    let first = true;
+    for await (const event of auditEventsOf(config, { email: options.account, since: options.since })) {
+      // The header once the account is known to exist, so a refusal prints nothing on stdout.
+      if (first && options.format === "csv") await write(`${csvColumns.join(",")}\n`);
+      first = false;
       await write(options.format === "csv" ? `${csvLine(event)}\n` : `${JSON.stringify(event)}\n`);
+    }
+    if (first && options.format === "csv") await write(`${csvColumns.join(",")}\n`);
     return 0;
-  } finally {
-    await database.close();
+  } catch (error) {
+    if (!isPaddockError(error)) throw error;
+    console.error(`paddock: ${error.message}`);
+    return 1;
   }
 }
 
