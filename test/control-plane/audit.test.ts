@@ -314,6 +314,9 @@ describe("the audit log", () => {
 
     for (const query of [
       "?since=yesterday",
+      "?since=2024-06-30T23:59:60Z",
+      "?until=2024-02-30T00:00:00Z",
+      "?cursor=9999999999999999",
       "?type=KEY",
       "?limit=0",
       "?limit=201",
