@@ -284,6 +284,28 @@ describe("the audit log", () => {
     forbidden.push(session);
   }, 300_000);
 
+  test("sandboxes created and deleted through E2B's API are recorded too", async () => {
+    const created = await fetch(`${t.url}/e2b/sandboxes`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": key.secret },
+      body: JSON.stringify({ templateID: "python", timeout: 300 }),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const { sandboxID } = (await created.json()) as { sandboxID: string };
+    const deleted = await fetch(`${t.url}/e2b/sandboxes/${sandboxID}`, {
+      method: "DELETE",
+      headers: { "x-api-key": key.secret },
+    });
+    expect(deleted.status).toBe(204);
+    const events = (await audit(session, `?target=${sandboxID}`)).body.items as Event[];
+    expect(
+      events.map((event) => [event.type, event.actor.kind, event.actor.id, event.details.surface]),
+    ).toEqual([
+      ["sandbox.deleted", "key", key.id, "e2b"],
+      ["sandbox.created", "key", key.id, "e2b"],
+    ]);
+  }, 120_000);
+
   test("filters by type (exact or prefix), time and target; pages never repeat or skip", async () => {
     const everything = await allEvents(session);
     const keyEvents = (await audit(session, "?type=key.")).body.items as Event[];

@@ -26,9 +26,20 @@ export class AuditTrail {
   }
 
   /** Records an event the authenticated caller of `request` caused. */
-  async record(
+  record(
     request: FastifyRequest,
     principal: Principal,
+    type: string,
+    target?: AuditTarget,
+    details?: Details,
+  ): Promise<void> {
+    return this.recordFor(principal, request.ip, type, target, details);
+  }
+
+  /** Records an event `principal` caused from `address` (another surface's request). */
+  async recordFor(
+    principal: Principal,
+    address: string,
     type: string,
     target?: AuditTarget,
     details?: Details,
@@ -36,7 +47,7 @@ export class AuditTrail {
     await this.log.append({
       accountId: principal.accountId,
       type,
-      actor: await this.actorOf(request, principal),
+      actor: await this.actorOf(principal, address),
       target: target ?? null,
       details: details ?? {},
     });
@@ -101,17 +112,17 @@ export class AuditTrail {
     }
   }
 
-  private async actorOf(request: FastifyRequest, principal: Principal): Promise<AuditActor> {
+  private async actorOf(principal: Principal, address: string): Promise<AuditActor> {
     if (principal.via === "session") {
       // A short handle of the session's hash tells sessions apart; the token itself is never kept.
-      return { kind: "session", id: `session:${principal.credential.slice(0, 12)}`, address: request.ip };
+      return { kind: "session", id: `session:${principal.credential.slice(0, 12)}`, address };
     }
     const key = await this.db
       .selectFrom("api_keys")
       .select("name")
       .where("id", "=", principal.credential)
       .executeTakeFirst();
-    return { kind: "key", id: principal.credential, name: key?.name ?? null, address: request.ip };
+    return { kind: "key", id: principal.credential, name: key?.name ?? null, address };
   }
 }
 

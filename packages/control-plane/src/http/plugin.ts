@@ -22,7 +22,7 @@ import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";
 import { AgentKeys } from "../identity/agent-keys.js";
 import { authRoutes } from "../identity/auth-routes.js";
-import { Identity } from "../identity/identity.js";
+import { Identity, type Principal } from "../identity/identity.js";
 import { keyRoutes } from "../identity/key-routes.js";
 import { LoginThrottle } from "../identity/login-throttle.js";
 import { type McpEndpoint, mcpRoutes } from "../mcp/routes.js";
@@ -199,6 +199,15 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     secretKey: options.secretKey,
     publicUrl: options.publicUrl,
     authenticate: (credential) => authorize(identity, credential, "sandboxes"),
+    // The caller is what `authorize` answered: a whole Principal.
+    recordEvent: (caller, address, type, sandboxId) =>
+      audit.recordFor(
+        caller as Principal,
+        address,
+        type,
+        { type: "sandbox", id: sandboxId },
+        { surface: "e2b" },
+      ),
     assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
     quotaOf: (accountId) => limits.sandboxQuota(accountId),
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),
