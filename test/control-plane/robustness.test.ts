@@ -125,6 +125,9 @@ describe("control plane robustness", () => {
       "/usage/sandboxes?page=99999999999",
       "/usage/sandboxes?pageSize=-1",
       "/sandboxes?page=1e99",
+      "/audit?limit=1e99",
+      "/audit?cursor=1e99",
+      "/audit?cursor=99999999999999999999",
     ];
     const answers: string[] = [];
     for (const path of paths) {

@@ -120,6 +120,13 @@ describe("the dashboard's sessions, isolation and accessibility", () => {
     await other.getByText("Nothing in memory yet.").waitFor();
     await nav(other, "Usage");
     await other.getByText("No sandbox has run this month.").waitFor();
+    await nav(other, "Audit log");
+    await other.locator('tr[data-event-type="account.signed_up"]').waitFor();
+    expect(
+      await other
+        .locator("tr[data-event-type]")
+        .evaluateAll((rows) => rows.map((row) => row.getAttribute("data-event-type"))),
+    ).toEqual(["auth.login_succeeded", "account.signed_up"]);
     expect(await other.content()).not.toMatch(/alice|ALICE_TOKEN|sbx-/i);
 
     await other.goto(`${t.url}/#/sandboxes/${sandboxId}`);

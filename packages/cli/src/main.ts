@@ -3,6 +3,7 @@ import { Command, CommanderError } from "commander";
 import { PaddockError } from "paddock";
 import { registerAccountCommands } from "./commands/account.js";
 import { registerAccountTemplateCommands } from "./commands/account-templates.js";
+import { registerAuditCommands } from "./commands/audit.js";
 import { registerCpCommand } from "./commands/cp.js";
 import { registerExecCommand } from "./commands/exec.js";
 import { registerKeyCommands } from "./commands/keys.js";
@@ -29,6 +30,7 @@ Examples:
   paddock serve [--config FILE] [--generate-key]  run the server on this host
   paddock runtime serve [--config FILE]           the /v1 runtime API and endpoint proxy alone
   paddock templates build [ID...] [--force]       operator: build the built-in template images on this host
+  paddock audit export [--account EMAIL]          operator: the audit log from this host's database
 
 Errors print one line, \`paddock: <detail> (<code>)\`, and exit with status 1 (2 for usage errors).`;
 
@@ -56,6 +58,7 @@ function program(): Command {
   paddock.commandsGroup("Account:");
   registerAccountCommands(paddock);
   registerKeyCommands(paddock);
+  registerAuditCommands(paddock);
   paddock.commandsGroup("Sandboxes:");
   registerSandboxCommands(paddock);
   registerExecCommand(paddock);

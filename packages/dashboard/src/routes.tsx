@@ -1,5 +1,6 @@
 import { createHashRouter, Navigate } from "react-router";
 import { Shell } from "./components/shell";
+import { AuditPage } from "./pages/audit";
 import { BillingPage } from "./pages/billing";
 import { KeysPage } from "./pages/keys";
 import { LoginPage } from "./pages/login";
@@ -42,6 +43,7 @@ export const router = createHashRouter([
           { path: "/billing", element: <BillingPage /> },
           { path: "/secrets", element: <SecretsPage /> },
           { path: "/memory", element: <MemoryPage /> },
+          { path: "/audit", element: <AuditPage /> },
           { path: "*", element: <Navigate to="/sandboxes" replace /> },
         ],
       },

@@ -1,3 +1,4 @@
+export * from "./audit-log.js";
 export * from "./broadcasts.js";
 export * from "./connect.js";
 export * from "./leases.js";

@@ -435,6 +435,50 @@ const migrations = (engine: Engine): Record<string, Migration> => ({
         .execute();
     },
   },
+  "0014_audit_log": {
+    async up(db: Kysely<unknown>) {
+      // Security-relevant events per account (decision 0204): rows are only ever added.
+      await db.schema
+        .createTable("audit_events")
+        .addColumn("seq", "integer", (c) =>
+          engine === "postgres"
+            ? c.primaryKey().generatedByDefaultAsIdentity()
+            : c.primaryKey().autoIncrement(),
+        )
+        .addColumn("id", "text", (c) => c.notNull().unique())
+        .addColumn("account_id", "text", (c) => c.notNull())
+        .addColumn("at", "text", (c) => c.notNull())
+        .addColumn("type", "text", (c) => c.notNull())
+        .addColumn("actor_kind", "text", (c) => c.notNull())
+        .addColumn("actor_id", "text")
+        .addColumn("actor_name", "text")
+        .addColumn("actor_address", "text")
+        .addColumn("target_type", "text")
+        .addColumn("target_id", "text")
+        .addColumn("target_name", "text")
+        .addColumn("details", "text", (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex("audit_events_account_seq")
+        .on("audit_events")
+        .columns(["account_id", "seq"])
+        .execute();
+      // The database itself refuses to change or remove a row, whatever code asks.
+      if (engine === "postgres") {
+        await sql`create function audit_events_append_only() returns trigger language plpgsql as $$
+          begin raise exception 'audit_events is append-only'; end $$`.execute(db);
+        await sql`create trigger audit_events_no_change before update or delete on audit_events
+          for each row execute function audit_events_append_only()`.execute(db);
+        await sql`create trigger audit_events_no_truncate before truncate on audit_events
+          for each statement execute function audit_events_append_only()`.execute(db);
+      } else {
+        await sql`create trigger audit_events_no_update before update on audit_events
+          begin select raise(abort, 'audit_events is append-only'); end`.execute(db);
+        await sql`create trigger audit_events_no_delete before delete on audit_events
+          begin select raise(abort, 'audit_events is append-only'); end`.execute(db);
+      }
+    },
+  },
 });
 
 class InCodeProvider implements MigrationProvider {

@@ -305,7 +305,28 @@ export interface TemplateBuildLogsTable {
   message: string;
 }
 
+/** One security-relevant event of an account (decision 0204); never updated or deleted. */
+export interface AuditEventsTable {
+  seq: Generated<number>;
+  id: string;
+  account_id: string;
+  at: string;
+  /** Dotted, stable: `key.created`, `limit.hit`, … */
+  type: string;
+  /** session | key | password | anonymous | system | billing */
+  actor_kind: string;
+  actor_id: string | null;
+  actor_name: string | null;
+  actor_address: string | null;
+  target_type: string | null;
+  target_id: string | null;
+  target_name: string | null;
+  /** Small JSON object; never a secret's value, a key, a password or a token. */
+  details: string;
+}
+
 export interface Database {
+  audit_events: AuditEventsTable;
   account_templates: AccountTemplatesTable;
   template_builds: TemplateBuildsTable;
   template_build_logs: TemplateBuildLogsTable;

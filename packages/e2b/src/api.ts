@@ -57,6 +57,16 @@ export interface E2bApiOptions {
   lifecycleDefaults(accountId: string): Promise<{ idleTimeout: number | null; maxPaused: number | null }>;
   /** Accounts' template builds, for E2B's template builder (decision 0198); without them, no template routes. */
   templateBuilds?: E2bTemplateBuilds;
+  /**
+   * Records a sandbox created or deleted here in its account's audit log (decision 0204), with the
+   * caller `authenticate` answered and the client's address; without it, nothing is recorded.
+   */
+  recordEvent?(
+    caller: { accountId: string; credential: string },
+    address: string,
+    type: "sandbox.created" | "sandbox.deleted",
+    sandboxId: string,
+  ): Promise<void>;
 }
 
 /** How long pause and connect wait for the sandbox to settle: E2B's calls return when it has. */
@@ -353,6 +363,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
         : {}),
       quota: await options.quotaOf(owner(request)),
     });
+    await options.recordEvent?.(caller(request), request.ip, "sandbox.created", sandbox.id);
     return createdSandbox(sandbox, context, template === body.templateID ? undefined : body.templateID);
   };
   const createSchema = { ...hidden, body: NewSandbox };
@@ -417,6 +428,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
 
   app.delete("/sandboxes/:sandboxID", { schema: one }, async (request, reply) => {
     await sandboxes.delete(request.params.sandboxID, owner(request));
+    await options.recordEvent?.(caller(request), request.ip, "sandbox.deleted", request.params.sandboxID);
     return reply.status(204).send();
   });
 

@@ -1,3 +1,4 @@
+import { Audit } from "./audit.js";
 import { Billing } from "./billing.js";
 import { Memory } from "./memory.js";
 import { Payments } from "./payments.js";
@@ -9,7 +10,7 @@ import { encodePart } from "./url.js";
 import { Usage } from "./usage.js";
 import { Volumes } from "./volumes.js";
 
-/** Sign-up, log-in, API keys, secrets, memory, volumes, templates and usage. */
+/** Sign-up, log-in, API keys, secrets, memory, volumes, templates, usage and the audit log. */
 export class Paddock {
   private readonly transport: Transport;
   /** Works with a session, an unscoped key or a key scoped to `secrets`. */
@@ -26,6 +27,8 @@ export class Paddock {
   readonly volumes: Volumes;
   /** The account's own templates; works with a session, an unscoped key or a key scoped to `sandboxes`. */
   readonly templates: Templates;
+  /** The account's audit log; a session or an unscoped key only. */
+  readonly audit: Audit;
 
   constructor(options: ConnectionOptions = {}) {
     this.transport = new Transport(options);
@@ -36,6 +39,7 @@ export class Paddock {
     this.payments = new Payments(this.transport);
     this.volumes = new Volumes(this.transport);
     this.templates = new Templates(this.transport);
+    this.audit = new Audit(this.transport);
   }
 
   static async signup(email: string, password: string, options: ConnectionOptions = {}): Promise<Account> {

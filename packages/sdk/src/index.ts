@@ -1,4 +1,5 @@
 export { Paddock } from "./account.js";
+export { Audit } from "./audit.js";
 export { Billing } from "./billing.js";
 export { type CommandEvent, Commands, type RunOptions, type StreamOptions } from "./commands.js";
 export { Diagnostics, type DiagnosticsOptions } from "./diagnostics.js";

@@ -844,6 +844,139 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Security-relevant events of the caller's account (sign-ups, logins, keys, secrets, sandboxes, templates, limits hit, payments, plan), newest first. */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description An event type (`key.created`); one ending in `.` (`key.`) matches every type it begins. */
+                    type?: string;
+                    /** @description Events at or after (RFC 3339). */
+                    since?: string;
+                    /** @description Events before (RFC 3339). */
+                    until?: string;
+                    /** @description Only events about this id or name. */
+                    target?: string;
+                    limit?: number;
+                    /** @description `nextCursor` of the page before. */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            items: {
+                                id: string;
+                                at: string;
+                                /** @description Dotted and stable: `key.created`, `sandbox.deleted`, `limit.hit`, … */
+                                type: string;
+                                actor: {
+                                    /** @description session, key, password, anonymous, system or billing. */
+                                    kind: string;
+                                    id: string | null;
+                                    name: string | null;
+                                    /** @description The client address of the request. */
+                                    address: string | null;
+                                };
+                                target: {
+                                    type: string;
+                                    id: string | null;
+                                    name: string | null;
+                                } | null;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                            }[];
+                            /** @description `cursor` for the next (older) page; null after the last. */
+                            nextCursor: string | null;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            code: string;
+                            detail: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandboxes/templates": {
         parameters: {
             query?: never;

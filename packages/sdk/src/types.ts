@@ -56,6 +56,10 @@ export type UsageDay = UsageSummary["days"][number];
 export type PlanLifecycle = UsageSummary["plan"]["lifecycle"];
 export type SandboxUsageList = ResponseOf<"/usage/sandboxes", "get", 200>;
 export type SandboxUsage = SandboxUsageList["items"][number];
+export type AuditPage = ResponseOf<"/audit", "get", 200>;
+export type AuditEvent = AuditPage["items"][number];
+/** Filters and page of `client.audit.list`. */
+export type AuditQuery = NonNullable<paths["/audit"]["get"]["parameters"]["query"]>;
 export type PlanList = ResponseOf<"/billing/plans", "get", 200>;
 export type Plan = PlanList["items"][number];
 export type CheckoutSession = ResponseOf<"/billing/checkout", "post", 201>;

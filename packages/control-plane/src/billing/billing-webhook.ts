@@ -1,5 +1,5 @@
 import { PaddockError } from "@paddock/common";
-import type { Database, Db } from "@paddock/db";
+import { appendAuditEvent, type Database, type Db } from "@paddock/db";
 import type { Transaction } from "kysely";
 import Stripe from "stripe";
 import { ControlPlaneErrors } from "../http/errors.js";
@@ -208,5 +208,19 @@ async function saveBilling(
 }
 
 async function setPlan(trx: Trx, accountId: string, plan: "free" | "pro"): Promise<void> {
+  const current = await trx
+    .selectFrom("accounts")
+    .select("plan")
+    .where("id", "=", accountId)
+    .executeTakeFirst();
+  if (current?.plan === plan) return;
   await trx.updateTable("accounts").set({ plan }).where("id", "=", accountId).execute();
+  // Recorded with the change, in its transaction: a replayed event changes nothing and records nothing.
+  await appendAuditEvent(trx, {
+    accountId,
+    type: "plan.changed",
+    actor: { kind: "billing" },
+    target: { type: "account", id: accountId },
+    details: { from: current?.plan ?? null, to: plan },
+  });
 }

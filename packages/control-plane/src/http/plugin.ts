@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
-import { defaultConfig } from "@paddock/common";
+import { defaultConfig, isPaddockError } from "@paddock/common";
 import { alwaysHeld, type Broadcasts, type Db, type Lease } from "@paddock/db";
 import { e2bApi } from "@paddock/e2b";
 import {
@@ -15,12 +15,14 @@ import {
   UsageLedger,
   type VolumeOperations,
 } from "@paddock/runtime";
+import { AuditTrail } from "../audit/audit-trail.js";
+import { auditRoutes } from "../audit/routes.js";
 import { Billing, type BillingSettings } from "../billing/billing.js";
 import { BillingWebhook } from "../billing/billing-webhook.js";
 import { billingRoutes, billingWebhookRoutes } from "../billing/routes.js";
 import { AgentKeys } from "../identity/agent-keys.js";
 import { authRoutes } from "../identity/auth-routes.js";
-import { Identity } from "../identity/identity.js";
+import { Identity, type Principal } from "../identity/identity.js";
 import { keyRoutes } from "../identity/key-routes.js";
 import { LoginThrottle } from "../identity/login-throttle.js";
 import { type McpEndpoint, mcpRoutes } from "../mcp/routes.js";
@@ -105,6 +107,11 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   );
   pruning.unref();
   app.addHook("onClose", async () => clearInterval(pruning));
+  const audit = new AuditTrail(options.db, counters, app.log);
+  // Every refusal for an account limit, on every route here, reaches the audit log (throttled).
+  app.addHook("onError", async (request, _reply, error) => {
+    if (isPaddockError(error)) await audit.limitHit(request, error);
+  });
   const secrets = new SecretStore(options.db, options.secretKey);
   const usage = new Usage(
     options.db,
@@ -124,8 +131,9 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     await usage.countResume(sandbox.owner);
   });
   // Routes registered in one explicit list.
-  await app.register(authRoutes, { identity });
-  await app.register(keyRoutes, { identity });
+  await app.register(authRoutes, { identity, audit });
+  await app.register(keyRoutes, { identity, audit });
+  await app.register(auditRoutes, { identity, log: audit.log });
   await app.register(sandboxRoutes, {
     identity,
     sandboxes: options.sandboxes,
@@ -133,9 +141,10 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     secrets: new SandboxSecrets(secrets, options.sandboxes),
     usage,
     limits,
+    audit,
   });
   await app.register(volumeRoutes, { identity, volumes: options.volumes, limits });
-  await app.register(templateRoutes, { identity, templateBuilds: options.templateBuilds, limits });
+  await app.register(templateRoutes, { identity, templateBuilds: options.templateBuilds, limits, audit });
   await app.register(sandboxEventRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(metricsRoutes, { identity, sandboxes: options.sandboxes });
   await app.register(diagnosticRoutes, { identity, sandboxes: options.sandboxes });
@@ -148,7 +157,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
   await app.register(codeRoutes, { identity, sandboxes: options.sandboxes, limits });
   await app.register(terminalRoutes, { identity, sandboxes: options.sandboxes, limits });
   await app.register(networkPolicyRoutes, { identity, sandboxes: options.sandboxes });
-  await app.register(secretRoutes, { identity, secrets });
+  await app.register(secretRoutes, { identity, secrets, audit });
   await app.register(memoryRoutes, { identity, memory: new MemoryStore(options.db) });
   await app.register(usageRoutes, { identity, usage, limits });
   await app.register(billingRoutes, {
@@ -168,7 +177,7 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     options.paymentsApiBase ?? "https://api.stripe.com",
   );
   const agentKeys = new AgentKeys(options.db);
-  await app.register(paymentRoutes, { identity, credentials: paymentCredentials, agentKeys });
+  await app.register(paymentRoutes, { identity, credentials: paymentCredentials, agentKeys, audit });
   await app.register(paymentOperationRoutes, {
     identity,
     agentKeys,
@@ -190,6 +199,15 @@ export const controlPlane: FastifyPluginAsyncTypebox<ControlPlaneOptions> = asyn
     secretKey: options.secretKey,
     publicUrl: options.publicUrl,
     authenticate: (credential) => authorize(identity, credential, "sandboxes"),
+    // The caller is what `authorize` answered: a whole Principal.
+    recordEvent: (caller, address, type, sandboxId) =>
+      audit.recordFor(
+        caller as Principal,
+        address,
+        type,
+        { type: "sandbox", id: sandboxId },
+        { surface: "e2b" },
+      ),
     assertCanRun: (accountId, action) => usage.assertCanRun(accountId, action),
     quotaOf: (accountId) => limits.sandboxQuota(accountId),
     chargeCreate: (accountId, credential) => limits.charge("creates", accountId, credential),

@@ -1,10 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { isPaddockError } from "@paddock/common";
+import type { AuditTrail } from "../audit/audit-trail.js";
 import { authenticate, principalOf, sessionCookie } from "../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../http/error-schemas.js";
+import { ControlPlaneErrors } from "../http/errors.js";
 import { Account, Credentials, Session } from "./auth-schemas.js";
 import type { Identity } from "./identity.js";
 
-export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = async (app, { identity }) => {
+export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; audit: AuditTrail }> = async (
+  app,
+  { identity, audit },
+) => {
   app.post(
     "/auth/signup",
     {
@@ -14,8 +20,11 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asy
         response: { 201: Account, ...errorResponses, 429: ErrorBody },
       },
     },
-    async (request, reply) =>
-      reply.status(201).send(await identity.signup(request.body.email, request.body.password, request.ip)),
+    async (request, reply) => {
+      const account = await identity.signup(request.body.email, request.body.password, request.ip);
+      await audit.recordUnauthenticated(request, account.id, "account.signed_up", "anonymous");
+      return reply.status(201).send(account);
+    },
   );
 
   app.post(
@@ -28,7 +37,14 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asy
       },
     },
     async (request, reply) => {
-      const session = await identity.login(request.body.email, request.body.password, request.ip);
+      const session = await identity
+        .login(request.body.email, request.body.password, request.ip)
+        .catch(async (error: unknown) => {
+          if (isPaddockError(error) && error.code === ControlPlaneErrors.invalidCredentials.code)
+            await audit.loginFailed(request, request.body.email);
+          throw error;
+        });
+      await audit.recordUnauthenticated(request, session.account.id, "auth.login_succeeded", "password");
       reply.header(
         "set-cookie",
         `${sessionCookie}=${session.token}; HttpOnly; SameSite=Strict; Path=/; Expires=${new Date(session.expiresAt).toUTCString()}`,
@@ -49,6 +65,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asy
       { schema: { tags: ["auth"], response: deletedResponses } },
       async (request, reply) => {
         await identity.logout(principalOf(request));
+        await audit.record(request, principalOf(request), "auth.logged_out");
         reply.header("set-cookie", `${sessionCookie}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`);
         return reply.status(204).send(undefined as never);
       },

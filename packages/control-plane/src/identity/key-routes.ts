@@ -1,12 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "@sinclair/typebox";
+import type { AuditTrail } from "../audit/audit-trail.js";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { deletedResponses, errorResponses } from "../http/error-schemas.js";
 import type { Identity } from "./identity.js";
 import { ApiKey, ApiKeyWithSecret, CreateKeyRequest, KeyParams } from "./key-schemas.js";
 
 /** API keys: managed with a session or an unscoped key, never with a scoped one. */
-export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = async (app, { identity }) => {
+export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; audit: AuditTrail }> = async (
+  app,
+  { identity, audit },
+) => {
   app.addHook("onRequest", authenticate(identity, null));
 
   app.post(
@@ -26,6 +30,14 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asyn
         ...(expiresAt ? { expiresAt } : {}),
         ...(format ? { format } : {}),
       });
+      const { key } = created;
+      await audit.record(
+        request,
+        principalOf(request),
+        "key.created",
+        { type: "key", id: key.id, name: key.name },
+        { scope: key.scope, expiresAt: key.expiresAt },
+      );
       return reply.status(201).send(created);
     },
   );
@@ -45,7 +57,12 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asyn
     "/keys/:id",
     { schema: { tags: ["keys"], params: KeyParams, response: deletedResponses } },
     async (request, reply) => {
-      await identity.deleteKey(principalOf(request).accountId, request.params.id);
+      const principal = principalOf(request);
+      const name = (await identity.listKeys(principal.accountId)).find(
+        (key) => key.id === request.params.id,
+      )?.name;
+      await identity.deleteKey(principal.accountId, request.params.id);
+      await audit.record(request, principal, "key.deleted", { type: "key", id: request.params.id, name });
       return reply.status(204).send(undefined as never);
     },
   );
@@ -53,6 +70,15 @@ export const keyRoutes: FastifyPluginAsyncTypebox<{ identity: Identity }> = asyn
   app.post(
     "/keys/:id/rotate",
     { schema: { tags: ["keys"], params: KeyParams, response: { 200: ApiKeyWithSecret, ...errorResponses } } },
-    async (request) => identity.rotateKey(principalOf(request).accountId, request.params.id),
+    async (request) => {
+      const rotated = await identity.rotateKey(principalOf(request).accountId, request.params.id);
+      const { key } = rotated;
+      await audit.record(request, principalOf(request), "key.rotated", {
+        type: "key",
+        id: key.id,
+        name: key.name,
+      });
+      return rotated;
+    },
   );
 };

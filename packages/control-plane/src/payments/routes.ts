@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { AuditTrail } from "../audit/audit-trail.js";
 import { principalOf } from "../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../http/error-schemas.js";
 import type { AgentKeys } from "../identity/agent-keys.js";
@@ -18,7 +19,9 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   credentials: CredentialStore;
   agentKeys: AgentKeys;
-}> = async (app, { identity, credentials, agentKeys }) => {
+  audit: AuditTrail;
+}> = async (app, { identity, credentials, agentKeys, audit }) => {
+  const target = { type: "payment_credentials", name: "stripe" };
   app.addHook("onRequest", authenticatePaymentOwner(identity));
 
   app.put(
@@ -32,7 +35,11 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: PaymentCredentials, ...errorResponses, 502: ErrorBody },
       },
     },
-    async (request) => credentials.set(principalOf(request).accountId, request.body.secretKey),
+    async (request) => {
+      const info = await credentials.set(principalOf(request).accountId, request.body.secretKey);
+      await audit.record(request, principalOf(request), "payments.credentials_set", target);
+      return info;
+    },
   );
 
   app.get(
@@ -59,6 +66,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       await credentials.delete(principalOf(request).accountId);
+      await audit.record(request, principalOf(request), "payments.credentials_deleted", target);
       return reply.status(204).send(undefined as never);
     },
   );
@@ -94,6 +102,10 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{
         maxAmount,
         totalLimit,
       });
+      await audit.record(request, principalOf(request), "payments.agent_key_issued", {
+        type: "payment_agent_key",
+        name: "agent",
+      });
       return reply.status(201).send({ ...info, key });
     },
   );
@@ -109,6 +121,10 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<{
     },
     async (request, reply) => {
       await agentKeys.revoke(principalOf(request).accountId);
+      await audit.record(request, principalOf(request), "payments.agent_key_revoked", {
+        type: "payment_agent_key",
+        name: "agent",
+      });
       return reply.status(204).send(undefined as never);
     },
   );

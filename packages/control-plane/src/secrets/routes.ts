@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { AuditTrail } from "../audit/audit-trail.js";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../http/error-schemas.js";
 import type { Identity } from "../identity/identity.js";
@@ -6,10 +7,11 @@ import { Secret, SecretList, SecretParams, SetSecretRequest } from "./schemas.js
 import type { SecretStore } from "./secret-store.js";
 
 /** Secrets: names and timestamps go out, values only come in. */
-export const secretRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; secrets: SecretStore }> = async (
-  app,
-  { identity, secrets },
-) => {
+export const secretRoutes: FastifyPluginAsyncTypebox<{
+  identity: Identity;
+  secrets: SecretStore;
+  audit: AuditTrail;
+}> = async (app, { identity, secrets, audit }) => {
   app.addHook("onRequest", authenticate(identity, "secrets"));
 
   app.post(
@@ -26,6 +28,11 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; secre
     async (request, reply) => {
       const { name, value } = request.body;
       const { secret, created } = await secrets.set(principalOf(request).accountId, name, value);
+      // The name only: a secret's value never reaches the audit log.
+      await audit.record(request, principalOf(request), created ? "secret.created" : "secret.updated", {
+        type: "secret",
+        name,
+      });
       return reply.status(created ? 201 : 200).send(secret);
     },
   );
@@ -41,6 +48,10 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ identity: Identity; secre
     { schema: { tags: ["secrets"], params: SecretParams, response: deletedResponses } },
     async (request, reply) => {
       await secrets.delete(principalOf(request).accountId, request.params.name);
+      await audit.record(request, principalOf(request), "secret.deleted", {
+        type: "secret",
+        name: request.params.name,
+      });
       return reply.status(204).send(undefined as never);
     },
   );

@@ -7,6 +7,7 @@ import type {
 } from "@paddock/runtime";
 import type { Static } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
+import type { AuditTrail } from "../audit/audit-trail.js";
 import { authenticate, principalOf } from "../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../http/error-schemas.js";
 import type { Identity } from "../identity/identity.js";
@@ -70,6 +71,11 @@ export function buildToWire(build: TemplateBuildModel) {
   };
 }
 
+/** A template as the audit log names it. */
+function targetOf(template: { id: string; name: string }) {
+  return { type: "template", id: template.id, name: template.name };
+}
+
 /**
  * The account's own templates (decision 0198): builds from a Dockerfile and its context, or from
  * a template and steps; their logs, live or afterwards; cancel; delete. Every call is scoped to
@@ -79,7 +85,8 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
   identity: Identity;
   templateBuilds: TemplateBuilds;
   limits: AccountLimits;
-}> = async (app, { identity, templateBuilds, limits }) => {
+  audit: AuditTrail;
+}> = async (app, { identity, templateBuilds, limits, audit }) => {
   app.addHook("onRequest", authenticate(identity, "sandboxes"));
   const openStream = eventStreams(app);
   const owner = (request: FastifyRequest) => principalOf(request as never).accountId;
@@ -158,6 +165,9 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
       const account = owner(request);
       const quota = await limits.templateQuota(account);
       const { name } = request.params;
+      const existed = (await templateBuilds.find(account, name)) !== undefined;
+      const recordCreated = (template: AccountTemplateModel) =>
+        audit.record(request, principalOf(request), "template.created", targetOf(template));
       let started: { template: AccountTemplateModel; build: TemplateBuildModel };
       if (isArchive(request)) {
         const { dockerfile = "Dockerfile", description, cpu, memory, force } = request.query;
@@ -183,8 +193,20 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
           resources: resourcesOf(resourceLimits?.cpu, resourceLimits?.memory),
           quota,
         });
+        // Recorded before the steps are checked: refused steps still leave the template, its build failed.
+        if (!existed) await recordCreated(requested.template);
         started = { template: requested.template, build: await templateBuilds.run(requested.build, spec) };
       }
+      if (isArchive(request) && !existed) await recordCreated(started.template);
+      await audit.record(
+        request,
+        principalOf(request),
+        "template.build_started",
+        targetOf(started.template),
+        {
+          build: started.build.id,
+        },
+      );
       return reply
         .status(202)
         .send({ template: templateToWire(started.template), build: buildToWire(started.build) });
@@ -221,7 +243,9 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request, reply) => {
-      await templateBuilds.remove(await templateOf(request, request.params.name));
+      const template = await templateOf(request, request.params.name);
+      await templateBuilds.remove(template);
+      await audit.record(request, principalOf(request), "template.deleted", targetOf(template));
       return reply.status(204).send(undefined as never);
     },
   );

@@ -16,6 +16,7 @@ import {
   IconChartBar,
   IconCreditCard,
   IconKey,
+  IconListDetails,
   IconLock,
   IconMoon,
   IconStack2,
@@ -35,6 +36,7 @@ const sections = [
   { to: "/billing", label: "Billing", icon: IconCreditCard },
   { to: "/secrets", label: "Secrets", icon: IconLock },
   { to: "/memory", label: "Memory", icon: IconBrain },
+  { to: "/audit", label: "Audit log", icon: IconListDetails },
 ];
 
 /** The frame of every logged-in page: header, navigation (a drawer on phones), content. */

@@ -1,5 +1,11 @@
 import { Errors, PaddockError } from "@paddock/common";
-import { type AccountTemplatesTable, type Db, lockWithin, type TemplateBuildsTable } from "@paddock/db";
+import {
+  type AccountTemplatesTable,
+  appendAuditEvent,
+  type Db,
+  lockWithin,
+  type TemplateBuildsTable,
+} from "@paddock/db";
 import type { BuildSpec } from "./build-spec.js";
 
 /** What a sandbox started from an account's template gets, from the template's current build. */
@@ -328,6 +334,7 @@ export class TemplateRepository {
           .where("id", "=", build.templateId)
           .execute();
       }
+      await recordBuildEnd(trx, build, outcome.status, outcome.status === "ready" ? null : outcome.reason);
     });
   }
 
@@ -338,7 +345,7 @@ export class TemplateRepository {
   async abandonStale(before: string, unstartedBefore: string): Promise<string[]> {
     const stale = await this.db
       .selectFrom("template_builds")
-      .select("id")
+      .select(["id", "owner", "template_id"])
       .where((eb) =>
         eb.or([
           eb.and([eb("status", "=", "building"), eb("heartbeat_at", "<", before)]),
@@ -347,20 +354,25 @@ export class TemplateRepository {
       )
       .execute();
     if (!stale.length) return [];
-    await this.db
-      .updateTable("template_builds")
-      .set({
-        status: "error",
-        reason: "the build stopped: its server went away, or its steps never came; build again",
-        finished_at: new Date().toISOString(),
-      })
-      .where(
-        "id",
-        "in",
-        stale.map((row) => row.id),
-      )
-      .where("status", "in", unfinished)
-      .execute();
+    const reason = "the build stopped: its server went away, or its steps never came; build again";
+    await this.db.transaction().execute(async (trx) => {
+      for (const row of stale) {
+        const ended = await trx
+          .updateTable("template_builds")
+          .set({ status: "error", reason, finished_at: new Date().toISOString() })
+          .where("id", "=", row.id)
+          .where("status", "in", unfinished)
+          .executeTakeFirst();
+        // Another replica may have ended it first: only the one that did records it.
+        if (Number(ended.numUpdatedRows) > 0)
+          await recordBuildEnd(
+            trx,
+            { id: row.id, owner: row.owner, templateId: row.template_id },
+            "error",
+            reason,
+          );
+      }
+    });
     return stale.map((row) => row.id);
   }
 
@@ -453,4 +465,26 @@ function fromBuildRow(row: TemplateBuildsTable): TemplateBuild {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
   };
+}
+
+/** A build's end in its owner's audit log (decision 0204), written in the transaction that ends it. */
+async function recordBuildEnd(
+  trx: Db,
+  build: { id: string; owner: string; templateId: string },
+  status: "ready" | "error" | "cancelled",
+  reason: string | null,
+): Promise<void> {
+  const template = await trx
+    .selectFrom("account_templates")
+    .select("name")
+    .where("id", "=", build.templateId)
+    .executeTakeFirst();
+  const types = { ready: "succeeded", error: "failed", cancelled: "cancelled" } as const;
+  await appendAuditEvent(trx, {
+    accountId: build.owner,
+    type: `template.build_${types[status]}`,
+    actor: { kind: "system" },
+    target: { type: "template", id: build.templateId, name: template?.name ?? null },
+    details: { build: build.id, ...(reason ? { reason: reason.slice(0, 300) } : {}) },
+  });
 }

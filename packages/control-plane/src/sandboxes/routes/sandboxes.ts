@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Errors, PaddockError } from "@paddock/common";
 import type { Sandbox as SandboxModel, SandboxOperations, TemplateCatalog } from "@paddock/runtime";
+import type { AuditTrail } from "../../audit/audit-trail.js";
 import { authenticate, principalOf } from "../../http/auth-hook.js";
 import { deletedResponses, ErrorBody, errorResponses } from "../../http/error-schemas.js";
 import { optionalBody } from "../../http/optional-body.js";
@@ -33,6 +34,7 @@ export interface SandboxRoutesOptions {
   secrets: SandboxSecrets;
   usage: Usage;
   limits: AccountLimits;
+  audit: AuditTrail;
 }
 
 /** A sandbox as every route and the change stream show it. */
@@ -128,6 +130,13 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
         quota: await options.limits.sandboxQuota(owner(request)),
       });
       await options.secrets.deliver(sandbox.id, owner(request), secretEnv);
+      await options.audit.record(
+        request,
+        principalOf(request),
+        "sandbox.created",
+        { type: "sandbox", id: sandbox.id },
+        { template },
+      );
       return reply.status(201).send(toWire(sandbox));
     },
   );
@@ -192,6 +201,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<SandboxRoutesOptions> = as
     { schema: { tags: ["sandboxes"], params: SandboxParams, response: deletedResponses } },
     async (request, reply) => {
       await sandboxes.delete(request.params.id, owner(request));
+      await options.audit.record(request, principalOf(request), "sandbox.deleted", {
+        type: "sandbox",
+        id: request.params.id,
+      });
       return reply.status(204).send(undefined as never);
     },
   );
