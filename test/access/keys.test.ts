@@ -38,7 +38,7 @@ const access: Array<[RegExp, Scope | "account" | "operator" | "mcp" | "public"]>
   [/^\S+ \/(sandboxes|volumes|templates)(\/|$)/, "sandboxes"],
   [/^\S+ \/memory(\/|$)/, "memory"],
   [/^\S+ \/secrets(\/|$)/, "secrets"],
-  [/^\S+ \/(keys|usage|payments)(\/|$)/, "account"],
+  [/^\S+ \/(keys|usage|payments|audit)(\/|$)/, "account"],
   [/^\S+ \/auth\/(me|logout)$/, "account"],
   [/^\S+ \/billing\/(checkout|plans)$/, "account"],
   [/^\S+ \/auth\/(login|signup)$/, "public"],
