@@ -138,6 +138,7 @@ export function toConnectError(error: unknown): ConnectError {
     ENAMETOOLONG: "invalid_argument",
     ELOOP: "invalid_argument",
     ENOTEMPTY: "failed_precondition",
+    EBUSY: "failed_precondition",
     ENOSPC: "resource_exhausted",
     ERR_INVALID_ARG_VALUE: "invalid_argument",
   };

@@ -25,6 +25,8 @@ const byErrno: Record<string, ErrorDefinition> = {
   EACCES: Errors.permissionDenied,
   EPERM: Errors.permissionDenied,
   ENOTEMPTY: ExecdErrors.directoryNotEmpty,
+  // A mount point (the sandbox's /tmp, a volume) cannot be removed or renamed over.
+  EBUSY: Errors.fileConflict,
   EINVAL: Errors.invalidRequest,
   ENAMETOOLONG: Errors.invalidRequest,
   ELOOP: Errors.invalidRequest,
