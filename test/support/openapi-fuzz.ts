@@ -242,6 +242,8 @@ export interface FuzzContext {
   known?: Record<string, string[]>;
   /** The credential headers a real client of the surface sends, and their header names. */
   credentials: Record<string, string>;
+  /** Headers every request carries as they are (routing, say), apart from the credentials fuzzed. */
+  fixedHeaders?: Record<string, string>;
 }
 
 export interface FuzzRequest {
@@ -505,10 +507,18 @@ export function requestsFor(
       ),
     },
   );
+  // Connect's streaming calls carry their message in an envelope: flags, length, then the JSON.
+  const enveloped = contentType === "application/connect+json";
   return fc
-    .tuple(path, query, headers, credentialsFor(context.credentials), body, type)
-    .map(([target, search, headerPairs, credentials, sent, typeValue]) => {
-      const headerValues: Record<string, string> = { ...credentials.headers };
+    .tuple(path, query, headers, credentialsFor(context.credentials), body, type, fc.nat(9))
+    .map(([target, search, headerPairs, credentials, sent, typeValue, wrap]) => {
+      if (enveloped && sent.body && wrap > 0) {
+        const head = Buffer.alloc(5);
+        head.writeUInt8(wrap === 1 ? 0xff : 0, 0);
+        head.writeUInt32BE(wrap === 2 ? 2 ** 32 - 1 : sent.body.length, 1);
+        sent = { body: Buffer.concat([head, sent.body]), note: `${sent.note}, enveloped` };
+      }
+      const headerValues: Record<string, string> = { ...context.fixedHeaders, ...credentials.headers };
       for (const pair of headerPairs) if (pair) headerValues[pair[0]] = pair[1];
       if (sent.body !== undefined && typeValue) headerValues["content-type"] = typeValue;
       return {
