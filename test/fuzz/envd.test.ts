@@ -1,3 +1,4 @@
+import { Agent } from "node:http";
 import { createLogger } from "@paddock/common";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
@@ -8,6 +9,7 @@ import {
   type Operation,
   operationsOf,
   type Surface,
+  send,
   unexercised,
 } from "../support/openapi-fuzz.js";
 import { protoOperations } from "../support/proto-operations.js";
@@ -81,6 +83,35 @@ describe("envd: every operation of envd.yaml and its Connect services under gene
   afterAll(async () => {
     await server?.dispose();
     console.log(`envd: ${exercised.size} operations, ${cases} cases`);
+  });
+
+  // First, while the sandbox's rate of file calls is untouched by the runs below.
+  test("a large body refused before it is read leaves the keep-alive connection usable", async () => {
+    const headers = { "E2b-Sandbox-Id": sandboxId, "X-Access-Token": accessToken };
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const stat = {
+      method: "POST",
+      target: "/filesystem.Filesystem/Stat",
+      headers: { ...headers, "content-type": "application/json" },
+      body: Buffer.from('{"path":"/tmp"}'),
+      note: "a call on the connection",
+      agent,
+    };
+    // The connection is open and the gateway's route to the sandbox known: the refusal is quick.
+    expect((await send(server.env.E2B_SANDBOX_URL, stat)).status).toBe(200);
+    for (const size of [1024, 1024 * 1024]) {
+      const refused = await send(server.env.E2B_SANDBOX_URL, {
+        method: "POST",
+        target: "/process.Process/Start",
+        headers: { ...headers, "content-type": "text/plain" },
+        body: Buffer.alloc(size, "x"),
+        note: `${size} bytes in a content type not served`,
+        agent,
+      });
+      expect(refused.status).toBeGreaterThanOrEqual(400);
+      expect((await send(server.env.E2B_SANDBOX_URL, stat)).status).toBe(200);
+    }
+    agent.destroy();
   });
 
   test.each(operations.map((operation) => [operation.id, operation] as const))(

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { type Agent, request as httpRequest } from "node:http";
 import { Writable } from "node:stream";
 import fc from "fast-check";
 import { parse } from "yaml";
@@ -254,6 +254,8 @@ export interface FuzzRequest {
   body?: Buffer;
   /** How the request was made, for failure messages. */
   note: string;
+  /** The connection pool to send it on (Node's global keep-alive agent otherwise). */
+  agent?: Agent;
 }
 
 /**
@@ -568,6 +570,7 @@ export function send(base: string, request: FuzzRequest, timeoutMs = 10_000): Pr
           ...(request.body ? { "content-length": String(request.body.length) } : {}),
         },
         signal: AbortSignal.timeout(timeoutMs),
+        ...(request.agent ? { agent: request.agent } : {}),
       },
       (response) => {
         const contentType = String(response.headers["content-type"] ?? "");
@@ -617,7 +620,7 @@ export interface Surface {
   failures?: () => string[];
 }
 
-export const fuzzRuns = Number(process.env.PADDOCK_FUZZ_RUNS ?? 20);
+export const fuzzRuns = Number(process.env.PADDOCK_FUZZ_RUNS ?? 30);
 
 /** A fixed seed per operation, so a failure replays; fast-check prints it with the counterexample. */
 export function seedOf(operation: Operation): number {
