@@ -141,6 +141,7 @@ export function toConnectError(error: unknown): ConnectError {
     ELOOP: "invalid_argument",
     ENOTEMPTY: "failed_precondition",
     EBUSY: "failed_precondition",
+    EXDEV: "failed_precondition",
     ENOSPC: "resource_exhausted",
     ERR_INVALID_ARG_VALUE: "invalid_argument",
   };

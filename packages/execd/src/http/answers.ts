@@ -27,6 +27,8 @@ const byErrno: Record<string, ErrorDefinition> = {
   ENOTEMPTY: ExecdErrors.directoryNotEmpty,
   // A mount point (the sandbox's /tmp, a volume) cannot be removed or renamed over.
   EBUSY: Errors.fileConflict,
+  // A rename across file systems (into a mount, out of /proc) is not a move this call makes.
+  EXDEV: Errors.invalidRequest,
   EINVAL: Errors.invalidRequest,
   ENAMETOOLONG: Errors.invalidRequest,
   ELOOP: Errors.invalidRequest,
