@@ -125,6 +125,23 @@ describe("envd: every operation of envd.yaml and its Connect services under gene
     120_000,
   );
 
+  // Found by the deep runs (PADDOCK_FUZZ_RUNS=150), kept here for every run.
+  test("a move across file systems is the caller's failed_precondition, not a 500", async () => {
+    const moved = await fetch(`${server.env.E2B_SANDBOX_URL}/filesystem.Filesystem/Move`, {
+      method: "POST",
+      headers: {
+        "E2b-Sandbox-Id": sandboxId,
+        "X-Access-Token": accessToken,
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ source: "/proc/self/environ", destination: "/tmp/environ" }),
+    });
+    expect([moved.status, ((await moved.json()) as { code: string }).code]).toEqual([
+      400,
+      "failed_precondition",
+    ]);
+  });
+
   test("every operation in the definitions was fuzzed", () => {
     expect(operations.length).toBeGreaterThan(25);
     expect(unexercised(operations, exercised)).toEqual([]);
