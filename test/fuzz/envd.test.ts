@@ -115,16 +115,6 @@ describe("envd: every operation of envd.yaml and its Connect services under gene
     agent.destroy();
   });
 
-  test.each(operations.map((operation) => [operation.id, operation] as const))(
-    "%s",
-    async (_id, operation) => {
-      credentials = { "X-Access-Token": destructive(operation) ? `${accessToken}-not` : accessToken };
-      cases += await fuzzOperation(surface, operation);
-      exercised.add(operation.id);
-    },
-    120_000,
-  );
-
   // Found by the deep runs (PADDOCK_FUZZ_RUNS=150), kept here for every run.
   test("a move across file systems is the caller's failed_precondition, not a 500", async () => {
     const moved = await fetch(`${server.env.E2B_SANDBOX_URL}/filesystem.Filesystem/Move`, {
@@ -141,6 +131,16 @@ describe("envd: every operation of envd.yaml and its Connect services under gene
       "failed_precondition",
     ]);
   });
+
+  test.each(operations.map((operation) => [operation.id, operation] as const))(
+    "%s",
+    async (_id, operation) => {
+      credentials = { "X-Access-Token": destructive(operation) ? `${accessToken}-not` : accessToken };
+      cases += await fuzzOperation(surface, operation);
+      exercised.add(operation.id);
+    },
+    120_000,
+  );
 
   test("every operation in the definitions was fuzzed", () => {
     expect(operations.length).toBeGreaterThan(25);
