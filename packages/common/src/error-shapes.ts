@@ -4,9 +4,16 @@ import { type ErrorDefinition, Errors } from "./errors.js";
  * How an error body looks on a surface: `{code, message}` (the wire-compatible APIs: /v1, execd)
  * or `{code, detail}` (the control plane).
  */
-export type ErrorShape = "message" | "detail";
+/** `{code, message}` (/v1, execd), `{code, detail}` (the control plane), `{code: <status>, message}` (E2B). */
+export type ErrorShape = "message" | "detail" | "status";
 
-export function errorBody(shape: ErrorShape, code: string, text: string): Record<string, string> {
+export function errorBody(
+  shape: ErrorShape,
+  code: string,
+  text: string,
+  status = 500,
+): Record<string, string | number> {
+  if (shape === "status") return { code: status, message: text };
   return shape === "message" ? { code, message: text } : { code, detail: text };
 }
 
@@ -30,7 +37,7 @@ export function clientErrorAnswer(
         : [Errors.invalidRequest, "the request is not valid HTTP/1.1"];
   const raw = Buffer.isBuffer(error.rawPacket) ? error.rawPacket.subarray(0, 512).toString("latin1") : "";
   const path = /^[A-Z]+ (\/[^\s?#]*)/.exec(raw)?.[1] ?? "";
-  const body = JSON.stringify(errorBody(shapeFor(path), definition.code, text));
+  const body = JSON.stringify(errorBody(shapeFor(path), definition.code, text, definition.status));
   const reason = { 400: "Bad Request", 408: "Request Timeout", 431: "Request Header Fields Too Large" }[
     definition.status
   ];

@@ -187,7 +187,7 @@ export const Errors = {
   fileConflict: defineError(
     "file_conflict",
     409,
-    "The path is in a state that does not allow this (exists, not empty).",
+    "The path is in a state that does not allow this (exists, not empty, a mount point).",
   ),
   permissionDenied: defineError("permission_denied", 403, "The sandbox refused access to that path."),
   rangeNotSatisfiable: defineError(

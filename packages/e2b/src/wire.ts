@@ -5,12 +5,13 @@ import type { Sandbox, SandboxState, VolumeMount } from "@paddock/runtime";
  * E2B's names for Paddock's templates. E2B's SDKs default to `base` (and the code interpreter to
  * `code-interpreter-v1`), shaped as E2B's: calls act as `user` in /home/user, who has sudo
  * (templates e2b-base and e2b-code-interpreter). Every Paddock template id works as itself too.
+ * No prototype: a name such as "valueOf" or "constructor" is no alias, not Object's method.
  */
-export const templateAliases: Record<string, string> = {
+export const templateAliases: Record<string, string> = Object.assign(Object.create(null), {
   base: "e2b-base",
   "code-interpreter-v1": "e2b-code-interpreter",
   "code-interpreter": "code-interpreter",
-};
+});
 
 /** E2B knows two states: a sandbox is running or paused; the rest are not listed. */
 export type E2bState = "running" | "paused";

@@ -33,7 +33,7 @@ export function installErrorHandling(
 ): void {
   const logger = options.logger;
   const send = (reply: FastifyReply, status: number, code: string, text: string) =>
-    reply.status(status).send(errorBody(shape, code, text));
+    reply.status(status).send(errorBody(shape, code, text, status));
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (isPaddockError(error)) {
@@ -89,7 +89,9 @@ export function frameworkErrorHandler(shapeFor: (path: string) => ErrorShape) {
     // No hook runs for these, so the X-Request-ID every /v1 answer carries is set here; the router
     // refused before any surface was chosen, so control-plane paths get it too, harmlessly.
     echoRequestId(request, reply);
-    return reply.status(definition.status).send(errorBody(shapeFor(path), definition.code, text));
+    return reply
+      .status(definition.status)
+      .send(errorBody(shapeFor(path), definition.code, text, definition.status));
   };
 }
 

@@ -135,6 +135,13 @@ export async function forwardHttp(
     stopWatching();
     upstream.destroy();
   });
+  // The sandbox answered before reading the whole body (a refusal): the rest is read and dropped,
+  // else it stays in the client's keep-alive connection and its next request is never read.
+  res.on("finish", () => {
+    if (request.raw.complete) return;
+    request.raw.unpipe(upstream);
+    request.raw.resume();
+  });
   request.raw.pipe(upstream);
 }
 

@@ -58,10 +58,12 @@ export async function startServer(options: ServerOptions): Promise<PaddockServer
     logger.warn("the runtime API runs WITHOUT authentication (server.allow_unauthenticated = true)");
   const stack = await openRuntimeStack(config, logger, options.stack);
   // Each surface keeps its error shape, also for what the router and the HTTP parser refuse:
-  // /v1 answers `{code, message}`, the control plane (everything else, when served) `{code, detail}`.
+  // /v1 answers `{code, message}`, /e2b E2B's `{code: <status>, message}`, the control plane
+  // (everything else, when served) `{code, detail}`.
   const withControlPlane = options.controlPlane !== false;
+  const under = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix}/`);
   const shapeFor = (path: string): ErrorShape =>
-    !withControlPlane || path === "/v1" || path.startsWith("/v1/") ? "message" : "detail";
+    !withControlPlane || under(path, "/v1") ? "message" : under(path, "/e2b") ? "status" : "detail";
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,

@@ -185,6 +185,12 @@ export const templateRoutes: FastifyPluginAsyncTypebox<{
           force,
         });
       } else {
+        // No body at all is no build (the schema checks a body only when there is one).
+        if (request.body === undefined)
+          throw new PaddockError(
+            Errors.invalidRequest,
+            "body: missing; send JSON with `from` and `steps`, or a build context (tar or tar.gz)",
+          );
         const { description, resourceLimits, ...spec } = request.body as Static<typeof StepsBuildRequest>;
         const requested = await templateBuilds.request({
           owner: account,

@@ -59,6 +59,8 @@ export class ConnectError extends Error {
   constructor(
     readonly code: ConnectCode,
     message: string,
+    /** An HTTP status other than the code's: the protocol's 415 for a codec not served. */
+    readonly httpStatus?: number,
   ) {
     super(message);
   }
@@ -138,6 +140,8 @@ export function toConnectError(error: unknown): ConnectError {
     ENAMETOOLONG: "invalid_argument",
     ELOOP: "invalid_argument",
     ENOTEMPTY: "failed_precondition",
+    EBUSY: "failed_precondition",
+    EXDEV: "failed_precondition",
     ENOSPC: "resource_exhausted",
     ERR_INVALID_ARG_VALUE: "invalid_argument",
   };
@@ -252,7 +256,7 @@ async function serveUnary(req: IncomingMessage, res: ServerResponse, handler: Un
     body = await raceAbort(handler(parseMessage(await readBody(req)), context), context.signal);
   } catch (error) {
     const failure = toConnectError(error);
-    status = statusOf[failure.code];
+    status = failure.httpStatus ?? statusOf[failure.code];
     body = errorBody(failure);
   } finally {
     done();
@@ -261,10 +265,13 @@ async function serveUnary(req: IncomingMessage, res: ServerResponse, handler: Un
   sendJson(res, status, body);
 }
 
-/** Only the JSON codecs are served: `type` is the one this kind of call is sent with. */
+/**
+ * Only the JSON codecs are served: `type` is the one this kind of call is sent with. Another is
+ * the client's mistake, which the protocol answers with 415 Unsupported Media Type (not a 5xx).
+ */
 function requireCodec(req: IncomingMessage, type: string): void {
   if (!(req.headers["content-type"] ?? "").startsWith(type))
-    throw new ConnectError("unimplemented", `only the JSON codec is served (Content-Type: ${type})`);
+    throw new ConnectError("unimplemented", `only the JSON codec is served (Content-Type: ${type})`, 415);
 }
 
 function envelope(flags: number, message: unknown): Buffer {
@@ -279,8 +286,10 @@ function envelope(flags: number, message: unknown): Buffer {
 function firstEnvelope(bytes: Buffer): Message {
   if (bytes.length < 5) throw new ConnectError("invalid_argument", "the request is not an enveloped message");
   const length = bytes.readUInt32BE(1);
+  // No compression is offered, so a message flagged compressed (or a body that is no envelope
+  // at all, its first byte read as flags) is the client's mistake.
   if ((bytes.readUInt8(0) & 0x01) !== 0)
-    throw new ConnectError("unimplemented", "compressed request messages are not served");
+    throw new ConnectError("invalid_argument", "compressed request messages are not served");
   if (bytes.length < 5 + length)
     throw new ConnectError("invalid_argument", "the request envelope is cut short");
   return parseMessage(bytes.subarray(5, 5 + length));
@@ -295,7 +304,7 @@ async function serveStream(req: IncomingMessage, res: ServerResponse, handler: S
   } catch (error) {
     done();
     const failure = toConnectError(error);
-    res.writeHead(statusOf[failure.code], { "content-type": "application/json" });
+    res.writeHead(failure.httpStatus ?? statusOf[failure.code], { "content-type": "application/json" });
     res.end(JSON.stringify(errorBody(failure)));
     return;
   }

@@ -25,6 +25,10 @@ const byErrno: Record<string, ErrorDefinition> = {
   EACCES: Errors.permissionDenied,
   EPERM: Errors.permissionDenied,
   ENOTEMPTY: ExecdErrors.directoryNotEmpty,
+  // A mount point (the sandbox's /tmp, a volume) cannot be removed or renamed over.
+  EBUSY: Errors.fileConflict,
+  // A rename across file systems (into a mount, out of /proc) is not a move this call makes.
+  EXDEV: Errors.invalidRequest,
   EINVAL: Errors.invalidRequest,
   ENAMETOOLONG: Errors.invalidRequest,
   ELOOP: Errors.invalidRequest,
