@@ -42,14 +42,7 @@ test-slow: setup
 templates: setup
 	npx paddock templates build $(TEMPLATE) $(if $(FORCE),--force)
 
-test-# The slow suites (test/**/*.slow.test.ts, docs/reliability.md): faults that restart the engine
-# and the database under running sandboxes, kill servers and replicas, fill the data disk, and
-# the resource attacks. They take the machine's engine down, so they run one file at a time and
-# never beside `make test`.
-test-slow: setup
-	PADDOCK_TEST_SLOW=1 PADDOCK_TEST_DATABASE_URL="$$(bash scripts/test-postgres.sh)" npx vitest run
-
-templates: setup
+test-templates: setup
 	npx paddock templates build
 	PADDOCK_TEST_GUI_TEMPLATES=1 npx vitest run
 
