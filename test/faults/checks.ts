@@ -79,6 +79,9 @@ export async function problemsAfterFault(
       problems.push(`${record.id} is ${record.state} but its container is ${container?.state ?? "missing"}`);
   }
   for (const container of containers)
+    if (byId.get(container.sandbox)?.state === "Failed" && container.state === "running")
+      problems.push(`${container.role} container of failed ${container.sandbox} still runs`);
+  for (const container of containers)
     if (!byId.has(container.sandbox))
       problems.push(`orphan ${container.role} container of ${container.sandbox} (${container.state})`);
   for (const id of new Set([...everSeen, ...byId.keys()]))

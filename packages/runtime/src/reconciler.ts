@@ -95,6 +95,8 @@ export async function reconcile(
         });
         if (failed) {
           await deps.log.record(sandbox.id, "Failed", reason);
+          // What it left beside its container (egress sidecar, network files) goes with it.
+          if (engine === "missing") await runtime.removeWorkload(sandbox.id);
           counts.failed++;
         }
         continue;

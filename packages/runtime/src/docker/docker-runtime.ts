@@ -258,6 +258,7 @@ export class DockerRuntime implements Runtime {
       listener(sandboxId, {
         ...(status.exitCode !== undefined ? { exitCode: status.exitCode } : {}),
         oomKilled: status.oomKilled ?? false,
+        ...(status.state === "missing" ? { vanished: true } : {}),
       });
     });
   }
