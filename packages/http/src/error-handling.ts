@@ -6,6 +6,7 @@ import {
   errorBody,
   illFormedString,
   isPaddockError,
+  isStorageFull,
   isUtf8Query,
   type Logger,
   PaddockError,
@@ -54,6 +55,10 @@ export function installErrorHandling(
     }
     if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, error.statusCode, Errors.invalidRequest.code, error.message);
+    }
+    if (isStorageFull(error)) {
+      (logger ?? request.log).error({ err: error, url: request.url }, "the data disk is full");
+      return send(reply, 507, Errors.storageFull.code, "the server's data disk is full; nothing was changed");
     }
     (logger ?? request.log).error({ err: error, url: request.url }, "request failed");
     return send(reply, 500, Errors.internal.code, "an unexpected error occurred; see the server log");
