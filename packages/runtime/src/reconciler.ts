@@ -183,7 +183,11 @@ export class Reconciler {
     private readonly lease: Lease,
     intervalMs: number,
   ) {
-    this.passes = new Periodic(() => this.pass(), intervalMs);
+    this.passes = new Periodic(
+      () => this.pass(),
+      intervalMs,
+      (error) => this.deps.logger.warn({ err: error }, "reconciliation failed"),
+    );
   }
 
   /** Runs a pass now (when the lease is held), then every interval. */
