@@ -140,10 +140,15 @@ export class DockerRuntime implements Runtime {
     }
     if (NetworkFiles.possible(this.config.docker.socket_path)) {
       this.networkFiles = new NetworkFiles();
-      await this.networkFiles.releaseOrphans(
-        (sandboxId) => succeeds(this.docker.getContainer(sandboxId).inspect()),
-        10 * this.config.runtime.create_timeout_seconds * 1000,
-      );
+      // In the background, and a container the engine does not answer for (one of another
+      // server's, stuck in its runtime) counts as alive: a host's leftovers must not keep this
+      // server from starting.
+      void this.networkFiles
+        .releaseOrphans(
+          (sandboxId) => answersWithin(succeeds(this.docker.getContainer(sandboxId).inspect()), 5000, true),
+          10 * this.config.runtime.create_timeout_seconds * 1000,
+        )
+        .catch((error) => this.logger.warn({ err: error }, "releasing leftover network files failed"));
     }
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     const runtimeArgs = Object.fromEntries(
@@ -784,6 +789,19 @@ export class DockerRuntime implements Runtime {
 /** Docker answers 304 to stopping a stopped container or starting a started one: already done. */
 function notModified(error: { statusCode?: number }): void {
   if (error.statusCode !== 304) throw error;
+}
+
+/** `promise`'s value, or `otherwise` when it has not settled within `ms`. */
+async function answersWithin<T>(promise: Promise<T>, ms: number, otherwise: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(otherwise), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function parseEvent(
