@@ -63,8 +63,9 @@ describe("a server killed mid-burst", () => {
     const [forCommands, forUploads, forPause, forSnapshot] = base as [Sandbox, Sandbox, Sandbox, Sandbox];
 
     // The burst: every kind of call at once, the server killed while they are in flight.
-    const creates = Array.from({ length: 6 }, () =>
-      Sandbox.create({ ...connection(), template: "python", timeoutSeconds: 900 }),
+    // Creates a little apart, so some have finished and some not when the server dies.
+    const creates = Array.from({ length: 6 }, (_, i) =>
+      sleep(i * 400).then(() => Sandbox.create({ ...connection(), template: "python", timeoutSeconds: 900 })),
     );
     const commands = Array.from({ length: 4 }, (_, i) => forCommands.commands.run(`sleep 2; echo done-${i}`));
     const uploads = Array.from({ length: 3 }, (_, i) => forUploads.files.write(`/tmp/upload-${i}`, upload));
@@ -76,15 +77,17 @@ describe("a server killed mid-burst", () => {
     });
     const calls = [...creates, ...commands, ...uploads, pause, snapshot];
     const settled = Promise.allSettled(calls);
-    // Killed once creates are in flight, however slowly the burst reaches it.
-    await eventually(
-      async () =>
-        (await db.db.selectFrom("sandboxes").select("id").where("state", "=", "Pending").execute()).length >
-        0,
-      30_000,
-      "creates in flight",
+    // Killed once a create of the burst has finished while another is in flight (or, on a
+    // machine too loaded for that moment to come, once creates are in flight at all).
+    const baseIds = base.map((sandbox) => sandbox.id);
+    const moment = async (needFinished: boolean) => {
+      const rows = await db.db.selectFrom("sandboxes").select(["id", "state"]).execute();
+      const finished = rows.some((row) => row.state === "Running" && !baseIds.includes(row.id));
+      return rows.some((row) => row.state === "Pending") && (finished || !needFinished);
+    };
+    await eventually(() => moment(true), 20_000, "a create finished beside one in flight").catch(() =>
+      eventually(() => moment(false), 30_000, "creates in flight"),
     );
-    await sleep(300);
     await stop(running?.child, "SIGKILL");
     const outcomes = await settled;
     const received = (await Promise.allSettled(creates)).flatMap((outcome) =>
