@@ -201,8 +201,49 @@ export const Errors = {
     "The sandbox's template has no interpreter for that language; use a template that has it (python, node, code-interpreter). execd itself answers it with 501.",
   ),
   notImplemented: defineError("not_implemented", 501, "Not implemented by this server."),
+  storageFull: defineError(
+    "storage_full",
+    507,
+    "The server's data disk is full, so nothing was changed; the same call succeeds once its operator frees space.",
+  ),
+  databaseUnavailable: defineError(
+    "database_unavailable",
+    503,
+    "The server's database did not answer (restarting or unreachable); retry shortly. Running sandboxes are not affected.",
+  ),
   internal: defineError("internal_error", 500, "An unexpected error occurred."),
 } as const;
+
+/**
+ * Whether an error is PostgreSQL being away: refusing connections, shutting down or starting
+ * (SQLSTATE classes 08 and 57P), or a connection it cut. A refused connect counts only from the
+ * pool's own connect (its stack names pg-pool), not from the engine's socket or a sandbox.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const { code, message, stack } = (error ?? {}) as { code?: unknown; message?: unknown; stack?: unknown };
+  if (typeof code === "string" && (/^08/.test(code) || /^57P0/.test(code))) return true;
+  if (typeof message === "string" && /^Connection terminated/.test(message)) return true;
+  return (
+    (code === "ECONNREFUSED" || code === "ETIMEDOUT" || code === "EHOSTUNREACH") &&
+    typeof stack === "string" &&
+    stack.includes("pg-pool")
+  );
+}
+
+/**
+ * Whether an error, or one it was caused by, is the server's own disk being full: the kernel's
+ * ENOSPC, SQLite's SQLITE_FULL, or a tool (mkfs, the engine) saying so in its message.
+ */
+export function isStorageFull(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 8; depth++) {
+    const { code, message } = cause as { code?: unknown; message?: unknown };
+    if (code === "ENOSPC" || code === "SQLITE_FULL") return true;
+    if (typeof message === "string" && /no space left on device|database or disk is full/i.test(message))
+      return true;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return false;
+}
 
 /**
  * Codes execd answers with (`{code, message}`) that no other part defines; the control plane

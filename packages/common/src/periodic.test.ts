@@ -8,14 +8,18 @@ describe("Periodic", () => {
     let inProgress = 0;
     let most = 0;
     let finished = 0;
-    const work = new Periodic(async () => {
-      runs++;
-      inProgress++;
-      most = Math.max(most, inProgress);
-      await sleep(40);
-      inProgress--;
-      finished++;
-    }, 5);
+    const work = new Periodic(
+      async () => {
+        runs++;
+        inProgress++;
+        most = Math.max(most, inProgress);
+        await sleep(40);
+        inProgress--;
+        finished++;
+      },
+      5,
+      () => undefined,
+    );
     expect(work.started).toBe(false);
     work.start();
     expect(work.started).toBe(true);
@@ -31,14 +35,37 @@ describe("Periodic", () => {
 
   it("runSoon starts a run now unless one is in progress", async () => {
     let runs = 0;
-    const work = new Periodic(async () => {
-      runs++;
-      await sleep(20);
-    }, 60_000);
+    const work = new Periodic(
+      async () => {
+        runs++;
+        await sleep(20);
+      },
+      60_000,
+      () => undefined,
+    );
     work.runSoon();
     work.runSoon();
     await work.settled();
     expect(runs).toBe(1);
+    work.runSoon();
+    await work.settled();
+    expect(runs).toBe(2);
+  });
+
+  it("a run that fails is reported, and the next run goes ahead", async () => {
+    const failures: unknown[] = [];
+    let runs = 0;
+    const work = new Periodic(
+      async () => {
+        runs++;
+        if (runs === 1) throw new Error("the database is away");
+      },
+      60_000,
+      (error) => failures.push(error),
+    );
+    work.runSoon();
+    await work.settled();
+    expect(failures).toEqual([new Error("the database is away")]);
     work.runSoon();
     await work.settled();
     expect(runs).toBe(2);

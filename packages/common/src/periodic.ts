@@ -6,9 +6,14 @@ export class Periodic {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<void> | undefined;
 
+  /**
+   * `onError` hears a run that failed: unheard, its rejection would end the process (a sweep
+   * whose database went away for a moment must not take the server with it).
+   */
   constructor(
     private readonly work: () => Promise<void>,
     private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void,
   ) {}
 
   start(): void {
@@ -23,9 +28,11 @@ export class Periodic {
 
   /** Starts a run now unless one is in progress. */
   runSoon(): void {
-    this.#running ??= this.work().finally(() => {
-      this.#running = undefined;
-    });
+    this.#running ??= this.work()
+      .catch(this.onError)
+      .finally(() => {
+        this.#running = undefined;
+      });
   }
 
   /** Resolves when the run in progress, if any, is done. */

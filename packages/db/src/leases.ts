@@ -49,7 +49,11 @@ export class Leases {
     private readonly logger: Logger,
   ) {
     this.exclusive = handle.engine === "sqlite";
-    this.renewals = new Periodic(() => this.renew(), termMs / 3);
+    this.renewals = new Periodic(
+      () => this.renew(),
+      termMs / 3,
+      (error) => this.logger.warn({ err: error }, "renewing leases failed"),
+    );
     this.lease(`${replicaPrefix}${this.replica}`);
   }
 

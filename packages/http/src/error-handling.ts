@@ -5,7 +5,9 @@ import {
   Errors,
   errorBody,
   illFormedString,
+  isDatabaseUnavailable,
   isPaddockError,
+  isStorageFull,
   isUtf8Query,
   type Logger,
   PaddockError,
@@ -54,6 +56,19 @@ export function installErrorHandling(
     }
     if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, error.statusCode, Errors.invalidRequest.code, error.message);
+    }
+    if (isDatabaseUnavailable(error)) {
+      (logger ?? request.log).warn({ err: error, url: request.url }, "the database did not answer");
+      return send(
+        reply,
+        503,
+        Errors.databaseUnavailable.code,
+        "the server's database did not answer; retry shortly",
+      );
+    }
+    if (isStorageFull(error)) {
+      (logger ?? request.log).error({ err: error, url: request.url }, "the data disk is full");
+      return send(reply, 507, Errors.storageFull.code, "the server's data disk is full; nothing was changed");
     }
     (logger ?? request.log).error({ err: error, url: request.url }, "request failed");
     return send(reply, 500, Errors.internal.code, "an unexpected error occurred; see the server log");

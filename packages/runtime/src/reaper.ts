@@ -24,7 +24,11 @@ export class LifecycleReaper {
     private readonly diskPauseAfterMs: number,
     intervalMs = 1000,
   ) {
-    this.sweeps = new Periodic(() => this.sweep(), intervalMs);
+    this.sweeps = new Periodic(
+      () => this.sweep(),
+      intervalMs,
+      (error) => this.logger.warn({ err: error }, "lifecycle sweep failed"),
+    );
   }
 
   start(): void {

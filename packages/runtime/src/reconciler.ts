@@ -95,6 +95,8 @@ export async function reconcile(
         });
         if (failed) {
           await deps.log.record(sandbox.id, "Failed", reason);
+          // What it left beside its container (egress sidecar, network files) goes with it.
+          if (engine === "missing") await runtime.removeWorkload(sandbox.id);
           counts.failed++;
         }
         continue;
@@ -181,7 +183,11 @@ export class Reconciler {
     private readonly lease: Lease,
     intervalMs: number,
   ) {
-    this.passes = new Periodic(() => this.pass(), intervalMs);
+    this.passes = new Periodic(
+      () => this.pass(),
+      intervalMs,
+      (error) => this.deps.logger.warn({ err: error }, "reconciliation failed"),
+    );
   }
 
   /** Runs a pass now (when the lease is held), then every interval. */

@@ -67,6 +67,8 @@ export const sandboxCapabilities = [
 export interface WorkloadExit {
   exitCode?: number;
   oomKilled: boolean;
+  /** The container is gone (removed behind the server's back), not merely ended. */
+  vanished?: boolean;
 }
 
 export type SecureRuntimeType = "" | "gvisor" | "kata" | "firecracker";

@@ -20,7 +20,7 @@ import type { LifecycleLog } from "./lifecycle-log.js";
 import type { CreateSandboxInput, Sandbox, SandboxFilter, SandboxLifecycle } from "./model.js";
 import type { WarmPools } from "./pool.js";
 import { waitForHttp } from "./readiness.js";
-import type { Runtime } from "./runtime.js";
+import type { Runtime, WorkloadExit } from "./runtime.js";
 import { SandboxActivity } from "./sandbox-activity.js";
 import type { ChangeListener, SandboxChanges } from "./sandbox-changes.js";
 import type { PauseOptions, SandboxOperations } from "./sandbox-operations.js";
@@ -759,20 +759,25 @@ export class SandboxService implements SandboxOperations {
   }
 
   /** A sandbox whose container died on its own (crash, OOM kill) becomes Failed. */
-  async markExited(id: string, exit: { exitCode?: number; oomKilled: boolean }): Promise<void> {
+  async markExited(id: string, exit: WorkloadExit): Promise<void> {
     const sandbox = await this.deps.sandboxes.find(id);
     if (!sandbox) return;
     const state = sandbox.status.state;
     if (state !== "Running" && state !== "Paused" && state !== "Pausing" && state !== "Resuming") return;
     // Stopped on purpose: a sandbox going to (or sleeping on) disk, or being started from there.
     if (sandbox.pause?.to === "disk" && !exit.oomKilled) return;
-    const reason = exit.oomKilled ? "oom_killed" : "container_exited";
+    const reason = exit.oomKilled ? "oom_killed" : exit.vanished ? "container_vanished" : "container_exited";
     const message = exit.oomKilled
       ? "the sandbox exceeded its memory limit and was killed"
-      : `the sandbox's main process exited with code ${exit.exitCode ?? "unknown"}`;
+      : exit.vanished
+        ? "the sandbox's container no longer exists"
+        : `the sandbox's main process exited with code ${exit.exitCode ?? "unknown"}`;
     if (await this.deps.sandboxes.setState(id, state, "Failed", { reason, message })) {
       this.addresses.delete(id);
       await this.deps.log.record(id, "Failed", message);
+      // Removed behind the server's back: its egress sidecar (restarted by the engine forever in
+      // a namespace that is gone) and its network files would outlive it until its delete.
+      if (exit.vanished) await this.deps.runtime.removeWorkload(id);
     }
   }
 }

@@ -19,7 +19,11 @@ export class UsageMeter {
     checkpointIntervalMs: number,
     private readonly lease: Lease,
   ) {
-    this.checkpoints = new Periodic(() => this.checkpoint(), checkpointIntervalMs);
+    this.checkpoints = new Periodic(
+      () => this.checkpoint(),
+      checkpointIntervalMs,
+      (error) => this.logger.warn({ err: error }, "usage checkpoint failed"),
+    );
   }
 
   /** Called by the sandbox repository after each state change it writes (deletion: Terminated). */

@@ -37,7 +37,11 @@ export class Usage {
     private readonly logger: Logger,
     private readonly lease: Lease,
   ) {
-    this.sweeps = new Periodic(() => this.enforce(), policy.enforceIntervalMs);
+    this.sweeps = new Periodic(
+      () => this.enforce(),
+      policy.enforceIntervalMs,
+      (error) => this.logger.warn({ err: error }, "enforcing usage limits failed"),
+    );
   }
 
   /** Included minutes per period; null means no limit. */

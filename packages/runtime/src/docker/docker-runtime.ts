@@ -140,10 +140,15 @@ export class DockerRuntime implements Runtime {
     }
     if (NetworkFiles.possible(this.config.docker.socket_path)) {
       this.networkFiles = new NetworkFiles();
-      await this.networkFiles.releaseOrphans(
-        (sandboxId) => succeeds(this.docker.getContainer(sandboxId).inspect()),
-        10 * this.config.runtime.create_timeout_seconds * 1000,
-      );
+      // In the background, and a container the engine does not answer for (one of another
+      // server's, stuck in its runtime) counts as alive: a host's leftovers must not keep this
+      // server from starting.
+      void this.networkFiles
+        .releaseOrphans(
+          (sandboxId) => answersWithin(succeeds(this.docker.getContainer(sandboxId).inspect()), 5000, true),
+          10 * this.config.runtime.create_timeout_seconds * 1000,
+        )
+        .catch((error) => this.logger.warn({ err: error }, "releasing leftover network files failed"));
     }
     const engineRuntimes = Object.keys(info.Runtimes ?? {});
     const runtimeArgs = Object.fromEntries(
@@ -205,16 +210,32 @@ export class DockerRuntime implements Runtime {
   private runcCheckpoints: string | undefined;
 
   private eventStream: NodeJS.ReadableStream | undefined;
+  private watchingClosed = false;
   /** Whether each ended container was killed for memory, decided once (decision 0001). */
   private readonly memoryKills = new MemoryKills();
 
   async close(): Promise<void> {
+    this.watchingClosed = true;
     (this.eventStream as { destroy?: () => void } | undefined)?.destroy?.();
   }
 
-  watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void): void {
+  /**
+   * Follows the engine's container events for this instance's sandboxes. The stream ends when
+   * the engine restarts: it is opened again (every second until the engine answers) from the
+   * second the last one was lost, so the deaths of the restart itself are replayed too.
+   */
+  watchExits(listener: (sandboxId: string, exit: WorkloadExit) => void, sinceSeconds?: number): void {
+    if (this.watchingClosed) return;
+    let reopening = false;
+    const reopen = () => {
+      if (reopening || this.watchingClosed) return;
+      reopening = true;
+      const since = sinceSeconds ?? Math.floor(Date.now() / 1000);
+      setTimeout(() => this.watchExits(listener, since), 1000).unref();
+    };
     void this.docker
       .getEvents({
+        ...(sinceSeconds !== undefined ? { since: sinceSeconds } : {}),
         filters: {
           type: ["container"],
           event: ["die", "oom", "destroy"],
@@ -227,6 +248,11 @@ export class DockerRuntime implements Runtime {
       })
       .then((stream) => {
         this.eventStream = stream;
+        // The engine forgets its events when it restarts: what ended meanwhile is read from
+        // the containers themselves (a death reported twice is settled once).
+        if (sinceSeconds !== undefined) void this.reportEnded(listener);
+        // From here on, a reopened stream starts at the time it was lost.
+        sinceSeconds = undefined;
         let buffer = "";
         stream.on("data", (chunk: Buffer) => {
           buffer += chunk.toString("utf8");
@@ -243,8 +269,29 @@ export class DockerRuntime implements Runtime {
           }
         });
         stream.on("error", (error) => this.logger.warn({ err: error }, "docker event stream failed"));
+        stream.on("close", reopen);
+        stream.on("end", reopen);
       })
-      .catch((error) => this.logger.warn({ err: error }, "cannot watch docker events"));
+      .catch((error) => {
+        this.logger.warn({ err: error }, "cannot watch docker events");
+        reopen();
+      });
+  }
+
+  private async reportEnded(listener: (sandboxId: string, exit: WorkloadExit) => void): Promise<void> {
+    const ended = await this.docker
+      .listContainers({
+        all: true,
+        filters: {
+          status: ["exited", "dead"],
+          label: [`${instanceLabel}=${this.config.server.instance}`, `${roleLabel}=sandbox`],
+        },
+      })
+      .catch(() => []);
+    for (const container of ended) {
+      const sandboxId = container.Labels[sandboxLabel];
+      if (sandboxId) this.reportExit(sandboxId, listener);
+    }
   }
 
   /**
@@ -258,6 +305,7 @@ export class DockerRuntime implements Runtime {
       listener(sandboxId, {
         ...(status.exitCode !== undefined ? { exitCode: status.exitCode } : {}),
         oomKilled: status.oomKilled ?? false,
+        ...(status.state === "missing" ? { vanished: true } : {}),
       });
     });
   }
@@ -741,6 +789,19 @@ export class DockerRuntime implements Runtime {
 /** Docker answers 304 to stopping a stopped container or starting a started one: already done. */
 function notModified(error: { statusCode?: number }): void {
   if (error.statusCode !== 304) throw error;
+}
+
+/** `promise`'s value, or `otherwise` when it has not settled within `ms`. */
+async function answersWithin<T>(promise: Promise<T>, ms: number, otherwise: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(otherwise), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function parseEvent(
