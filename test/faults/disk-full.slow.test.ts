@@ -77,6 +77,12 @@ describe("the data directory's disk full", () => {
 
   test("creates, uploads, snapshots and sign-ups fail clearly while it is full, and work again after", async () => {
     const before = await Sandbox.create({ ...connection(), template: "python", timeoutSeconds: 600 });
+    const e2bKey = await fetch(`${running?.url}/keys`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "e2b", format: "e2b" }),
+    });
+    const { secret: e2bSecret } = (await e2bKey.json()) as { secret: string };
     const filler = fill(dir);
 
     const refusals: Array<{ what: string; status: number; code: string }> = [];
@@ -106,6 +112,16 @@ describe("the data directory's disk full", () => {
       entrypoint: ["sleep", "infinity"],
     });
     await runtimeApi("runtime-api snapshot", `/sandboxes/${before.id}/snapshots`, {});
+    // E2B's surface answers in its own shape, `{code: <status>, message}`.
+    const e2bCreate = await fetch(`${running?.url}/e2b/sandboxes`, {
+      method: "POST",
+      headers: { "x-api-key": e2bSecret, "content-type": "application/json" },
+      body: JSON.stringify({ templateID: "python" }),
+    });
+    expect({ status: e2bCreate.status, body: await e2bCreate.json() }).toMatchObject({
+      status: 507,
+      body: { code: 507, message: expect.stringMatching(/disk is full/) },
+    });
     // Calls counted against a rate limit write their count first (decision 0203).
     await refused("command", before.commands.run("echo still"));
     console.log(`disk full: ${JSON.stringify(refusals)}`);

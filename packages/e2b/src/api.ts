@@ -5,7 +5,9 @@ import {
   describeSchemaErrors,
   Errors,
   invalidField,
+  isDatabaseUnavailable,
   isPaddockError,
+  isStorageFull,
   notOneOf,
   PaddockError,
   type SchemaError,
@@ -221,7 +223,14 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
     resources: (id) => templateResources(id ? templates.builtIn.get(id)?.resourceLimits : undefined),
   };
 
-  app.setErrorHandler((error, request, reply) => {
+  app.setErrorHandler((thrown, request, reply) => {
+    // The database away and the data disk full are the server's state, answered as the control
+    // plane does (503, 507) with what to do, where any other fault says only "internal error".
+    const error = isDatabaseUnavailable(thrown)
+      ? new PaddockError(Errors.databaseUnavailable, undefined, { cause: thrown })
+      : isStorageFull(thrown)
+        ? new PaddockError(Errors.storageFull, undefined, { cause: thrown })
+        : thrown;
     // A plan's limit is E2B's 429, which its SDKs raise as RateLimitError (E2B answers its
     // concurrent-sandbox limit so); without Retry-After, as waiting alone frees nothing.
     const status = isPaddockError(error)
