@@ -222,7 +222,11 @@ export const resourceAttacks: ResourceAttack[] = [
           );
       };
       const results = async () => {
-        const answer = await runIn(server, id, "cat /tmp/held-* 2>/dev/null | tr '\\n' ' '; true");
+        const answer = await runIn(
+          server,
+          id,
+          'for f in /tmp/held-*; do cat "$f"; echo; done 2>/dev/null; true',
+        );
         if (answer.status !== 200) return answer.body.code as string;
         const numbers = (answer.body.stdout as string).trim().split(/\s+/).filter(Boolean).map(Number);
         return numbers.flatMap((count, i) => (i % 2 === 0 ? [[count, numbers[i + 1]]] : []));
