@@ -27,7 +27,7 @@ export const sandboxDisk = "256Mi";
 /**
  * The other account's reads under attack, on this loaded two-core machine (the sandbox, gVisor's
  * Sentry, the server and the test share it): p95 and max bounds with headroom over what was
- * measured (p95 under 100 ms, max under 1.5 s, see decision 0200), that a server which stops
+ * measured (p95 under 70 ms, max under 700 ms; decision 0200), that a server which stops
  * answering for seconds still fails.
  */
 export const bystanderP95Ms = 1500;
