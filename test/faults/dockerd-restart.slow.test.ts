@@ -14,7 +14,7 @@ import { eventually, removeContainersOf, settles } from "./checks.js";
 // the way scripts/setup.sh runs it. The engine stops its containers as it goes (no live-restore),
 // so they cannot survive; what is checked is that each ends Failed, nothing is left behind, and
 // the server goes on: it creates again and sees containers end again without a restart.
-// Run it only under `flock -x /work/dockerd.lock` (it takes the machine's engine down).
+// It takes the machine's engine down: run it alone, as `make test-slow` runs each slow file.
 
 const password = "correct horse battery";
 
