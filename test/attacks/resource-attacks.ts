@@ -251,7 +251,14 @@ export const resourceAttacks: ResourceAttack[] = [
       // (charged to its memory limit), so under runc they end in EMFILE each or in the sandbox's
       // OOM kill. Under gVisor they can stop the sandbox for good (its Sentry answers nothing and
       // `runsc kill` waits on it): the delete that follows must still end it (decision 0200).
-      await start(Array(8).fill("socket"), 3);
+      // Started by one command: one by one, a later start could meet the sandbox OOM-killed.
+      expect(
+        await fetchRun(
+          server,
+          id,
+          "for n in $(seq 3 10); do python3 /tmp/holder.py socket /tmp/held-$n & done; wait",
+        ),
+      ).toBe(200);
       // A sandbox that no longer runs commands answers late, with an error, or without the
       // first holders' results it showed a moment ago.
       const stuck = "stopped running commands";
@@ -261,10 +268,13 @@ export const resourceAttacks: ResourceAttack[] = [
         if (typeof now === "string" || now.length < 3) return stuck;
         return now.length === 11 ? "EMFILE each" : undefined;
       };
-      await expect.poll(outcome, { timeout: 180_000, interval: 2000 }).toBeDefined();
-      const after = await outcome();
-      if (server.runtime !== "gvisor") expect(after).not.toBe(stuck);
-      return `yes: ${heldFigures}; 8 more holders: ${after}`;
+      let after: string | undefined;
+      for (const until = performance.now() + 150_000; !after && performance.now() < until; await sleep(2000))
+        after = await outcome();
+      // Under gVisor the holders may also still be taking sockets slowly; the delete must end
+      // the sandbox in every case.
+      if (server.runtime !== "gvisor") expect(after).toMatch(/^(sandbox_oom_killed|EMFILE each)$/);
+      return `yes: ${heldFigures}; 8 more holders: ${after ?? "still taking sockets after 150 s"}`;
     },
   },
   {
