@@ -25,11 +25,11 @@ describe.each(runtimes)("resource attacks from inside a sandbox under $name", ({
     await server?.dispose();
   }, 180_000);
 
-  for (const { title, label, timeoutMs, contain } of resourceAttacks)
+  for (const { title, label, timeoutMs, deleteBoundMs, contain } of resourceAttacks)
     test(
       title,
       async () => {
-        await attack(server, label, (id) => contain(server, id));
+        await attack(server, label, (id) => contain(server, id), deleteBoundMs);
       },
       timeoutMs,
     );

@@ -626,18 +626,42 @@ export class DockerRuntime implements Runtime {
 
   async removeWorkload(sandboxId: string): Promise<void> {
     for (const name of [`${sandboxId}-egress`, sandboxId]) {
-      const container = this.docker.getContainer(name);
-      const inspected = await container.inspect().catch(() => undefined);
-      if (!inspected) continue;
-      // A paused container cannot be killed (its frozen PID 1 looks like a zombie): thaw it first.
-      if (inspected.State.Paused) await container.unpause().catch(() => undefined);
-      await container.remove({ force: true, v: true }).catch((error: { statusCode?: number }) => {
-        if (error.statusCode !== 404) throw error;
-      });
+      const removed = this.removeContainer(name).then(() => true);
+      if (await answersWithin(removed, engineRemoveBoundMs, false)) continue;
+      // The engine is waiting on the container's runtime: a gVisor sandbox whose Sentry no longer
+      // answers makes `runsc kill` wait without end (decision 0200). End its runsc processes here;
+      // the engine's remove then finishes.
+      const containerId = await this.containerIdOf(name);
+      const killed = containerId ? await killRunscLeftovers(containerId) : 0;
+      this.logger.warn({ sandboxId, container: name, killedRunscProcesses: killed }, "engine remove stuck");
+      if (!(await answersWithin(removed, engineRemoveBoundMs, false)))
+        throw new Error(
+          `the engine did not remove container ${name} within ${(2 * engineRemoveBoundMs) / 1000} s`,
+        );
     }
     await removeOwnedVolumes(this.docker, sandboxId);
     await this.diskQuotas?.release(sandboxId);
     await this.networkFiles?.release(sandboxId);
+  }
+
+  private async removeContainer(name: string): Promise<void> {
+    const container = this.docker.getContainer(name);
+    const inspected = await container.inspect().catch(() => undefined);
+    if (!inspected) return;
+    // A paused container cannot be killed (its frozen PID 1 looks like a zombie): thaw it first.
+    if (inspected.State.Paused) await container.unpause().catch(() => undefined);
+    await container.remove({ force: true, v: true }).catch((error: { statusCode?: number }) => {
+      if (error.statusCode !== 404) throw error;
+    });
+  }
+
+  /** A container's full id from the engine's list, which answers while the container is stuck. */
+  private async containerIdOf(name: string): Promise<string | undefined> {
+    const found = await this.docker.listContainers({
+      all: true,
+      filters: JSON.stringify({ name: [`^/${name}$`] }),
+    });
+    return found[0]?.Id;
   }
 
   /**
@@ -785,6 +809,13 @@ export class DockerRuntime implements Runtime {
       });
   }
 }
+
+/**
+ * How long a delete waits on the engine's remove of one container before ending its runsc
+ * processes itself. A forced remove takes under 3 s on a loaded host (decision 0200's table);
+ * a stuck one never ends.
+ */
+const engineRemoveBoundMs = 15_000;
 
 /** Docker answers 304 to stopping a stopped container or starting a started one: already done. */
 function notModified(error: { statusCode?: number }): void {
