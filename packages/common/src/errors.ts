@@ -215,11 +215,32 @@ export const Errors = {
 } as const;
 
 /**
+ * The server's own state behind an error, as the error its clients get on every surface: its
+ * database away (503 `database_unavailable`) or its data disk full (507 `storage_full`); otherwise
+ * undefined, a fault of the server's.
+ */
+export function serverStateError(error: unknown): PaddockError | undefined {
+  if (isDatabaseUnavailable(error))
+    return new PaddockError(
+      Errors.databaseUnavailable,
+      "the server's database did not answer; retry shortly",
+      {
+        cause: error,
+      },
+    );
+  if (isStorageFull(error))
+    return new PaddockError(Errors.storageFull, "the server's data disk is full; nothing was changed", {
+      cause: error,
+    });
+  return undefined;
+}
+
+/**
  * Whether an error is PostgreSQL being away: refusing connections, shutting down or starting
  * (SQLSTATE classes 08 and 57P), or a connection it cut. A refused connect counts only from the
  * pool's own connect (its stack names pg-pool), not from the engine's socket or a sandbox.
  */
-export function isDatabaseUnavailable(error: unknown): boolean {
+function isDatabaseUnavailable(error: unknown): boolean {
   const { code, message, stack } = (error ?? {}) as { code?: unknown; message?: unknown; stack?: unknown };
   if (typeof code === "string" && (/^08/.test(code) || /^57P0/.test(code))) return true;
   if (typeof message === "string" && /^Connection terminated/.test(message)) return true;
@@ -234,7 +255,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
  * Whether an error, or one it was caused by, is the server's own disk being full: the kernel's
  * ENOSPC, SQLite's SQLITE_FULL, or a tool (mkfs, the engine) saying so in its message.
  */
-export function isStorageFull(error: unknown): boolean {
+function isStorageFull(error: unknown): boolean {
   for (let cause = error, depth = 0; cause && depth < 8; depth++) {
     const { code, message } = cause as { code?: unknown; message?: unknown };
     if (code === "ENOSPC" || code === "SQLITE_FULL") return true;

@@ -5,12 +5,11 @@ import {
   describeSchemaErrors,
   Errors,
   invalidField,
-  isDatabaseUnavailable,
   isPaddockError,
-  isStorageFull,
   notOneOf,
   PaddockError,
   type SchemaError,
+  serverStateError,
 } from "@paddock/common";
 import {
   callEgressPolicy,
@@ -226,11 +225,7 @@ export const e2bApi: FastifyPluginAsyncTypebox<E2bApiOptions> = async (app, opti
   app.setErrorHandler((thrown, request, reply) => {
     // The database away and the data disk full are the server's state, answered as the control
     // plane does (503, 507) with what to do, where any other fault says only "internal error".
-    const error = isDatabaseUnavailable(thrown)
-      ? new PaddockError(Errors.databaseUnavailable, undefined, { cause: thrown })
-      : isStorageFull(thrown)
-        ? new PaddockError(Errors.storageFull, undefined, { cause: thrown })
-        : thrown;
+    const error = serverStateError(thrown) ?? thrown;
     // A plan's limit is E2B's 429, which its SDKs raise as RateLimitError (E2B answers its
     // concurrent-sandbox limit so); without Retry-After, as waiting alone frees nothing.
     const status = isPaddockError(error)

@@ -5,13 +5,12 @@ import {
   Errors,
   errorBody,
   illFormedString,
-  isDatabaseUnavailable,
   isPaddockError,
-  isStorageFull,
   isUtf8Query,
   type Logger,
   PaddockError,
   type SchemaError,
+  serverStateError,
 } from "@paddock/common";
 import { Ajv } from "ajv";
 import addFormatsModule from "ajv-formats";
@@ -57,18 +56,12 @@ export function installErrorHandling(
     if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
       return send(reply, error.statusCode, Errors.invalidRequest.code, error.message);
     }
-    if (isDatabaseUnavailable(error)) {
-      (logger ?? request.log).warn({ err: error, url: request.url }, "the database did not answer");
-      return send(
-        reply,
-        503,
-        Errors.databaseUnavailable.code,
-        "the server's database did not answer; retry shortly",
-      );
-    }
-    if (isStorageFull(error)) {
-      (logger ?? request.log).error({ err: error, url: request.url }, "the data disk is full");
-      return send(reply, 507, Errors.storageFull.code, "the server's data disk is full; nothing was changed");
+    const stateError = serverStateError(error);
+    if (stateError) {
+      // The database away is expected to pass; a full disk needs its operator.
+      const level = stateError.status === 503 ? "warn" : "error";
+      (logger ?? request.log)[level]({ err: error, url: request.url }, stateError.message);
+      return send(reply, stateError.status, stateError.code, stateError.message);
     }
     (logger ?? request.log).error({ err: error, url: request.url }, "request failed");
     return send(reply, 500, Errors.internal.code, "an unexpected error occurred; see the server log");
