@@ -4,15 +4,19 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
-import { NotFoundError, Paddock, Sandbox } from "paddock";
+import { NotFoundError, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { containersOf, eventually, removeContainersOf, settles } from "./checks.js";
 
 // Fault 5 (docs/reliability.md): a sandbox's container removed behind Paddock's back
 // (`docker rm -f`), while the server watches and while it is down.
-
-const password = "correct horse battery";
 
 async function removeBehindTheBack(sandboxId: string): Promise<void> {
   const [container] = await testDocker.listContainers({
@@ -46,8 +50,7 @@ describe("a sandbox's container removed behind Paddock's back", () => {
     configFile = config.file;
     instance = config.instance;
     running = await serve(configFile);
-    await Paddock.signup("rm@example.com", password, { baseUrl: running.url });
-    token = (await Paddock.login("rm@example.com", password, { baseUrl: running.url })).session.token;
+    token = await signedUpSession(running.url, "rm@example.com");
     db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
   });
 

@@ -5,7 +5,13 @@ import { join } from "node:path";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { removeContainersOf, settles } from "./checks.js";
 
 // Fault 4 (docs/reliability.md): the data directory's filesystem (SQLite, disk images, template
@@ -57,8 +63,7 @@ describe("the data directory's disk full", () => {
     apiKey = /api_key = "([^"]+)"/.exec(readFileSync(configFile, "utf8"))?.[1] ?? "";
     instance = config.instance;
     running = await serve(configFile);
-    await Paddock.signup("disk@example.com", password, { baseUrl: running.url });
-    token = (await Paddock.login("disk@example.com", password, { baseUrl: running.url })).session.token;
+    token = await signedUpSession(running.url, "disk@example.com");
     db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
   });
 

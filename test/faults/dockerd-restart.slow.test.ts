@@ -5,9 +5,15 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
-import { Paddock, Sandbox } from "paddock";
+import { Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { eventually, removeContainersOf, settles } from "./checks.js";
 
 // Fault 2 (docs/reliability.md): the Docker engine restarted under running and paused sandboxes,
@@ -15,8 +21,6 @@ import { eventually, removeContainersOf, settles } from "./checks.js";
 // so they cannot survive; what is checked is that each ends Failed, nothing is left behind, and
 // the server goes on: it creates again and sees containers end again without a restart.
 // It takes the machine's engine down: run it alone, as `make test-slow` runs each slow file.
-
-const password = "correct horse battery";
 
 async function restartDockerd(): Promise<void> {
   const pid = Number(execFileSync("pidof", ["dockerd"], { encoding: "utf8" }).trim());
@@ -52,8 +56,7 @@ describe("the Docker engine restarted under running sandboxes", () => {
     ]);
     instance = config.instance;
     running = await serve(config.file);
-    await Paddock.signup("dockerd@example.com", password, { baseUrl: running.url });
-    token = (await Paddock.login("dockerd@example.com", password, { baseUrl: running.url })).session.token;
+    token = await signedUpSession(running.url, "dockerd@example.com");
     db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
   });
 

@@ -3,9 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
-import { Paddock, Sandbox } from "paddock";
+import { Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { eventually, removeContainersOf, settles } from "./checks.js";
 import { OwnPostgres } from "./own-postgres.js";
 
@@ -13,7 +19,6 @@ import { OwnPostgres } from "./own-postgres.js";
 // lease, under running sandboxes. Calls that need it fail quickly with a clear error; the server
 // stays up and serves again by itself once the database is back.
 
-const password = "correct horse battery";
 const leaseSeconds = 2;
 
 describe("PostgreSQL restarted and unreachable", () => {
@@ -35,8 +40,7 @@ describe("PostgreSQL restarted and unreachable", () => {
     ]);
     instance = config.instance;
     running = await serve(config.file);
-    await Paddock.signup("pg@example.com", password, { baseUrl: running.url });
-    token = (await Paddock.login("pg@example.com", password, { baseUrl: running.url })).session.token;
+    token = await signedUpSession(running.url, "pg@example.com");
   });
 
   afterAll(async () => {

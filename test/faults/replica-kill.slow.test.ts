@@ -5,14 +5,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { createTestDatabase, type DatabaseHandle } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { eventually, removeContainersOf, settles } from "./checks.js";
 
 // Fault 6 (docs/reliability.md): one of two replicas on one PostgreSQL killed with SIGKILL while
 // it serves creates, commands, uploads and a pause; the other takes its sandboxes over once its
 // leases lapse (decision 0145). test/replicas/replicas.test.ts covers a burst of creates alone.
 
-const password = "correct horse battery";
 const leaseSeconds = 2;
 const upload = "z".repeat(4 * 2 ** 20);
 
@@ -42,9 +47,7 @@ describe("one of two replicas killed mid-request", () => {
     instance = config.instance;
     // The first holds every lease: killing it tests the handover of all of them.
     for (let i = 0; i < 2; i++) replicas.push(await serve(config.file));
-    await Paddock.signup("replica@example.com", password, { baseUrl: replicas[0]?.url ?? "" });
-    token = (await Paddock.login("replica@example.com", password, { baseUrl: replicas[1]?.url ?? "" }))
-      .session.token;
+    token = await signedUpSession(replicas[0]?.url ?? "", "replica@example.com", replicas[1]?.url ?? "");
   });
 
   afterAll(async () => {

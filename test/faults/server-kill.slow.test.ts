@@ -5,14 +5,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import {
+  type PaddockProcess,
+  serve,
+  signedUpSession,
+  stop,
+  writeServerConfig,
+} from "../support/paddock-process.js";
 import { eventually, removeContainersOf, settles } from "./checks.js";
 
 // Fault 1 (docs/reliability.md): `paddock serve` (SQLite in its data directory) killed with
 // SIGKILL in the middle of a burst of creates, commands, uploads, pauses and snapshots, then
 // started again on the same configuration and data.
 
-const password = "correct horse battery";
 const upload = "x".repeat(4 * 2 ** 20);
 
 describe("a server killed mid-burst", () => {
@@ -42,8 +47,7 @@ describe("a server killed mid-burst", () => {
     instance = config.instance;
     apiKey = /api_key = "([^"]+)"/.exec(readFileSync(configFile, "utf8"))?.[1] ?? "";
     running = await serve(configFile);
-    await Paddock.signup("kill@example.com", password, { baseUrl: running.url });
-    token = (await Paddock.login("kill@example.com", password, { baseUrl: running.url })).session.token;
+    token = await signedUpSession(running.url, "kill@example.com");
     db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
   });
 

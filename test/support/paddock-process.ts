@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { newId, newSecret } from "@paddock/common";
+import { Paddock } from "paddock";
 
 const root = join(import.meta.dirname, "../..");
 const cli = join(root, "packages/cli/dist/main.js");
@@ -71,4 +72,13 @@ export async function stop(child: ChildProcess | undefined, signal: NodeJS.Signa
   const exited = new Promise((resolve) => child.once("exit", resolve));
   child.kill(signal);
   await exited;
+}
+
+/**
+ * Signs an account up on the server at `url` with the tests' password and logs it in there (or
+ * at `loginUrl`, another replica); returns its session token.
+ */
+export async function signedUpSession(url: string, email: string, loginUrl = url): Promise<string> {
+  await Paddock.signup(email, "correct horse battery", { baseUrl: url });
+  return (await Paddock.login(email, "correct horse battery", { baseUrl: loginUrl })).session.token;
 }
