@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { connect, createServer, type Server } from "node:net";
 import { hostname, networkInterfaces } from "node:os";
@@ -11,7 +10,7 @@ import {
   EXECD_PORT,
   EXECD_TOKEN_HEADER,
 } from "@paddock/common";
-import { testDocker, testImage } from "@paddock/runtime/testing";
+import { digestOfTree, testDocker, testImage } from "@paddock/runtime/testing";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
 import { Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -105,20 +104,6 @@ function hostReaches(host: string, port: number): Promise<boolean> {
     socket.on("timeout", () => done(false));
     socket.on("error", () => done(false));
   });
-}
-
-function digestOf(directory: string): string {
-  const hash = createHash("sha256");
-  const walk = (path: string) => {
-    for (const name of readdirSync(path).sort()) {
-      const child = join(path, name);
-      hash.update(child);
-      if (statSync(child).isDirectory()) walk(child);
-      else hash.update(readFileSync(child));
-    }
-  };
-  walk(directory);
-  return hash.digest("hex");
 }
 
 /**
@@ -282,7 +267,7 @@ describe.each(runtimes)("attacks from inside a sandbox under $name", ({ name, se
   test("read-only mounts refuse writes, remounts and remounts from new user namespaces; the host's files stay", async () => {
     const inspected = await testDocker.getContainer(attacker.id).inspect();
     const execdSource = inspected.Mounts.find((mount) => mount.Destination === EXECD_MOUNT)?.Source ?? "";
-    const execdBefore = digestOf(execdSource);
+    const execdBefore = digestOfTree(execdSource);
     const mounts = parseMountInfo((await attacker.commands.run("cat /proc/self/mountinfo")).stdout);
     // Host-backed: under gVisor the gofer's (9p); the Sentry's own proc, sys and tmpfs hold nothing
     // of the host's. Under runc every mount is the host kernel's.
@@ -307,7 +292,7 @@ describe.each(runtimes)("attacks from inside a sandbox under $name", ({ name, se
         expect(result?.output, `${attack} ${mount.point}`).not.toContain("WROTE");
       }
     });
-    expect(digestOf(execdSource)).toBe(execdBefore);
+    expect(digestOfTree(execdSource)).toBe(execdBefore);
   });
 
   test("the image's layers, shared with every sandbox of the image, stay as built", async () => {

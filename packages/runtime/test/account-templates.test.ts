@@ -318,25 +318,16 @@ describe("account template build limits", () => {
   });
 
   it("stops a build past its time, memory or image size and says which", async () => {
-    const slow = await buildDockerfile(test, account("acc_l"), "slow", "FROM ubuntu\nRUN sleep 60");
-    expect(slow.build.status).toBe("error");
-    expect(slow.build.reason).toContain("build time");
-    const hungry = await buildDockerfile(
-      test,
-      account("acc_l"),
-      "hungry",
-      "FROM ubuntu\nRUN head -c 400M /dev/zero | tail > /dev/null",
-    );
-    expect(hungry.build.status).toBe("error");
-    expect(hungry.build.reason).toContain("out of memory");
-    const large = await buildDockerfile(
-      test,
-      account("acc_l"),
-      "large",
-      "FROM ubuntu\nRUN head -c 40M /dev/urandom > /big",
-    );
-    expect(large.build.status).toBe("error");
-    expect(large.build.reason).toContain("image size");
+    const overLimits = [
+      { name: "slow", run: "sleep 60", reason: "build time" },
+      { name: "hungry", run: "head -c 400M /dev/zero | tail > /dev/null", reason: "out of memory" },
+      { name: "large", run: "head -c 40M /dev/urandom > /big", reason: "image size" },
+    ];
+    for (const { name, run, reason } of overLimits) {
+      const { build } = await buildDockerfile(test, account("acc_l"), name, `FROM ubuntu\nRUN ${run}`);
+      expect(build.status, name).toBe("error");
+      expect(build.reason, name).toContain(reason);
+    }
     // The account is held to its plan's number of templates.
     const builds = test.stack.templateBuilds;
     const few = { plan: "test", maxTemplates: 3, maxBuilds: 3 };

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   bashIn,
   openTestStack,
+  presenceOf,
   snapshotImagesOf,
   type TestStack,
   testDocker,
@@ -193,16 +194,7 @@ describe.each(["sqlite", "postgres"] as const)("sandbox lifecycle on %s under gV
 
   test("expired sandboxes are reaped, also when they expired while the server was down", async () => {
     const soon = await t.stack.sandboxes.create({ image, entrypoint, timeout: 1 });
-    await expect
-      .poll(
-        () =>
-          t.stack.sandboxes.get(soon.id).then(
-            () => "present",
-            () => "gone",
-          ),
-        { timeout: 15_000 },
-      )
-      .toBe("gone");
+    await expect.poll(() => presenceOf(t.stack.sandboxes, soon.id), { timeout: 15_000 }).toBe("gone");
     expect(
       await testDocker
         .getContainer(soon.id)
@@ -214,16 +206,7 @@ describe.each(["sqlite", "postgres"] as const)("sandbox lifecycle on %s under gV
     await t.stack.close();
     await new Promise((resolve) => setTimeout(resolve, 2500));
     await t.reopen();
-    await expect
-      .poll(
-        () =>
-          t.stack.sandboxes.get(later.id).then(
-            () => "present",
-            () => "gone",
-          ),
-        { timeout: 15_000 },
-      )
-      .toBe("gone");
+    await expect.poll(() => presenceOf(t.stack.sandboxes, later.id), { timeout: 15_000 }).toBe("gone");
   });
 
   test("a sandbox whose container dies becomes Failed; one that vanished while the server was down too", async () => {

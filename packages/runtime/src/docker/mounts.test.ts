@@ -1,11 +1,18 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EXECD_MOUNT } from "@paddock/common";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Sandbox } from "../model.js";
-import { bashIn, openTestStack, type TestStack, testDocker, testImage } from "../testing/index.js";
+import {
+  bashIn,
+  digestOfTree,
+  openTestStack,
+  type TestStack,
+  testDocker,
+  testImage,
+} from "../testing/index.js";
 import { NetworkFiles } from "./network-files.js";
 
 /**
@@ -32,20 +39,6 @@ function engineLogBytes(directory: string): number {
   return readdirSync(directory)
     .filter((name) => name.includes("-json.log"))
     .reduce((sum, name) => sum + (statSync(join(directory, name), { throwIfNoEntry: false })?.size ?? 0), 0);
-}
-
-function digestOf(directory: string): string {
-  const hash = createHash("sha256");
-  const walk = (path: string) => {
-    for (const name of readdirSync(path).sort()) {
-      const child = join(path, name);
-      hash.update(child);
-      if (statSync(child).isDirectory()) walk(child);
-      else hash.update(readFileSync(child));
-    }
-  };
-  walk(directory);
-  return hash.digest("hex");
 }
 
 describe.each(["gvisor", "runc"] as const)("what a sandbox can write, under %s", (secure) => {
@@ -79,13 +72,13 @@ describe.each(["gvisor", "runc"] as const)("what a sandbox can write, under %s",
 
   test("the execd files every sandbox runs stay as they are, for root in a new user namespace too", async () => {
     const source = await hostSourceOf(attacker.id, EXECD_MOUNT);
-    const before = digestOf(source);
+    const before = digestOfTree(source);
     const attack = await bashIn(
       attacker.id,
       `${remountAndWrite(EXECD_MOUNT)}; unshare -Urm sh -c 'mount -o remount,rw ${EXECD_MOUNT} 2>/dev/null; echo "process.exit(1)" >> ${EXECD_MOUNT}/execd.js && echo WROTE'`,
     );
     expect(attack.output).not.toContain("WROTE");
-    expect(digestOf(source)).toBe(before);
+    expect(digestOfTree(source)).toBe(before);
     // A sandbox created afterwards runs the daemon as it was built.
     const next = await t.stack.sandboxes.create({
       image: { uri: testImage },

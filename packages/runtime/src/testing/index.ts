@@ -2,6 +2,8 @@ export * from "./docker-exec.js";
 export * from "./execd-run.js";
 export * from "./fake-kube-api.js";
 export * from "./records.js";
+export * from "./sandbox-presence.js";
 export * from "./snapshots.js";
 export * from "./test-image.js";
 export * from "./test-stack.js";
+export * from "./tree-digest.js";
