@@ -137,7 +137,14 @@ for (const secure of (["gvisor", "runc"] as const).filter((name) => runtimes.inc
     const backToBack: number[] = [];
     const paced: number[] = [];
     const viaDocker: number[] = [];
+    // The CPU a command back to back costs: the sandbox's (under gVisor, its Sentry and gofer)
+    // from its cgroup, and this process's (the server and the client).
+    const { stdout: containerId } = await run("docker", ["inspect", "-f", "{{.Id}}", id]);
+    const sandboxCpuMs = () =>
+      Number(readFileSync(`/sys/fs/cgroup/cpuacct/docker/${containerId.trim()}/cpuacct.usage`, "utf8")) / 1e6;
+    const cpu = { backToBack: { sandbox: 0, serverAndClient: 0 }, paced: { sandbox: 0, serverAndClient: 0 } };
     for (let block = 0; block < 8; block++) {
+      const [sandboxBefore, processBefore] = [sandboxCpuMs(), process.cpuUsage()];
       for (let i = 0; i < n / 4; i++) {
         if (block < 4) backToBack.push((await timed(echoHi))[0]);
         else {
@@ -145,10 +152,24 @@ for (const secure of (["gvisor", "runc"] as const).filter((name) => runtimes.inc
           paced.push((await timed(echoHi))[0]);
         }
       }
+      const used = process.cpuUsage(processBefore);
+      const pace = block < 4 ? cpu.backToBack : cpu.paced;
+      pace.sandbox += sandboxCpuMs() - sandboxBefore;
+      pace.serverAndClient += (used.user + used.system) / 1000;
       for (let i = 0; i < Math.max(5, n / 32); i++)
         viaDocker.push((await timed(() => run("docker", ["exec", id, "echo", "hi"])))[0]);
     }
     console.error(`${secure}: echo hi done`);
+    for (const [pace, times] of [
+      ["back to back", backToBack],
+      ["50 ms apart", paced],
+    ] as const) {
+      const used = pace === "back to back" ? cpu.backToBack : cpu.paced;
+      notes[`CPU ms per echo hi ${pace}, sandbox / server and client (${secure})`] = [
+        used.sandbox / times.length,
+        used.serverAndClient / times.length,
+      ].map((ms) => Number(ms.toFixed(2)));
+    }
     for (const [pace, times] of [
       ["back to back", backToBack],
       ["50 ms apart", paced],
