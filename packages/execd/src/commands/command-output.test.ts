@@ -6,8 +6,8 @@ import { startExecd, testToken } from "../testing.js";
 import { longestLine } from "./output-framing.js";
 
 /**
- * A command's output as `POST /command` streams it, in process: the bytes the command writes
- * become events of whole characters however its pipe's reads cut them.
+ * A command's output as `POST /command` (and a session's run) streams it, in process: the bytes
+ * the command writes become events of whole characters however its pipe's reads cut them.
  */
 describe("a command's output events", () => {
   let execd: Execd;
@@ -41,6 +41,21 @@ describe("a command's output events", () => {
   test("a character split across two pipe reads arrives whole, in lines and in chunks", async () => {
     expect((await run(splitEuro)).output).toEqual(["a€b"]);
     expect((await run(splitEuro, "chunks")).output.join("")).toBe("a€b\n");
+  });
+
+  test("in a session's run too, on stdout and stderr", async () => {
+    const headers = { "x-execd-access-token": testToken, "content-type": "application/json" };
+    const opened = await fetch(`${base}/session`, { method: "POST", headers, body: "{}" });
+    const { session_id } = (await opened.json()) as { session_id: string };
+    const response = await fetch(`${base}/session/${session_id}/run`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ command: `${splitEuro}; { ${splitEuro}; } >&2` }),
+    });
+    const events = new SseParser().push(await response.text());
+    const texts = (type: string) => events.filter((event) => event.type === type).map((event) => event.text);
+    expect(texts("stdout")).toEqual(["a€b"]);
+    expect(texts("stderr")).toEqual(["a€b"]);
   });
 
   test("a long line of multi-byte characters goes out in pieces of at most 1 MiB of whole characters", async () => {

@@ -4,6 +4,7 @@ import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import { Errors, ExecdErrors, PaddockError } from "@paddock/common/errors";
 import type { SseEvent } from "@paddock/common/sse";
 import { MarkerSplitter } from "../commands/marker-splitter.js";
@@ -167,14 +168,17 @@ export class Sessions {
     const stderr = outputWriter(framing, "session", (...line) =>
       send({ type: "stderr", text: text(...line) }),
     );
-    // The marker is found in text, so the writers get the text's bytes again.
+    // The marker is found in text, so the writers get the text's bytes again. The decoders hold
+    // a character cut between two pipe reads until its last byte comes.
     const out = new MarkerSplitter(marker, (text) => stdout.push(Buffer.from(text)));
     const err = new MarkerSplitter(marker, (text) => stderr.push(Buffer.from(text)));
+    const outText = new StringDecoder("utf8");
+    const errText = new StringDecoder("utf8");
     let statusText = "";
     const onStdout = (chunk: Buffer) => {
       if (exitCode !== undefined) statusText += chunk.toString();
       else {
-        const rest = out.push(chunk.toString("utf8"));
+        const rest = out.push(outText.write(chunk));
         if (rest === undefined) return;
         statusText = rest;
       }
@@ -185,7 +189,7 @@ export class Sessions {
       }
     };
     const onStderr = (chunk: Buffer) => {
-      if (err.push(chunk.toString("utf8")) !== undefined && ++ended === 2) finish();
+      if (err.push(errText.write(chunk)) !== undefined && ++ended === 2) finish();
     };
     const onExit = () => finish("the session's shell exited");
     session.bash.stdout?.on("data", onStdout);
