@@ -51,8 +51,13 @@ export interface Command {
   log: OutputLog;
 }
 
-/** Finished commands kept for status queries; the oldest are forgotten beyond this. */
+/**
+ * Finished commands kept for status and log queries: the oldest are forgotten beyond this many,
+ * or while the logs of all kept commands hold more than this much memory (each log is bounded
+ * on its own, 200 full ones would not be).
+ */
 const keepFinished = 200;
+const keepLogBytes = 64 * 2 ** 20;
 
 /** Shell commands: each in its own process group, streamed over SSE, reattachable when in the background. */
 export class Commands {
@@ -263,12 +268,13 @@ export class Commands {
 
   private remember(command: Command): void {
     this.commands.set(command.id, command);
-    if (this.commands.size <= keepFinished) return;
+    let logBytes = 0;
+    for (const kept of this.commands.values()) logBytes += kept.log.footprint();
     for (const [id, old] of this.commands) {
-      if (!old.running) {
-        this.commands.delete(id);
-        if (this.commands.size <= keepFinished) break;
-      }
+      if (this.commands.size <= keepFinished && logBytes <= keepLogBytes) break;
+      if (old.running) continue;
+      this.commands.delete(id);
+      logBytes -= old.log.footprint();
     }
   }
 }
