@@ -1,14 +1,13 @@
 import { createLogger } from "@paddock/common";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { type E2bServer, startE2bServer } from "../support/e2b.js";
+import { fuzzEveryOperation } from "../support/fuzz-suite.js";
 import {
   failureLog,
-  fuzzOperation,
   loadDocument,
   type Operation,
   operationsOf,
   type Surface,
-  unexercised,
 } from "../support/openapi-fuzz.js";
 
 // Every operation of E2B's API document, as Paddock serves it under /e2b, fuzzed from it.
@@ -24,8 +23,6 @@ describe("/e2b: every operation of E2B's openapi.yml under generated input", () 
   let server: E2bServer;
   let sandboxId: string;
   const log = failureLog();
-  const exercised = new Set<string>();
-  let cases = 0;
   let known: Record<string, string[]> = {};
 
   const surface: Surface = {
@@ -61,23 +58,14 @@ describe("/e2b: every operation of E2B's openapi.yml under generated input", () 
   });
   afterAll(async () => {
     await server?.dispose();
-    console.log(`/e2b: ${exercised.size} operations, ${cases} cases`);
   });
 
-  test.each(operations.map((operation) => [operation.id, operation] as const))(
-    "%s",
-    async (_id, operation) => {
+  fuzzEveryOperation("/e2b", operations, surface, {
+    atLeast: 40,
+    before: (operation) => {
       known = destructive(operation)
         ? { templateID: ["base"] }
         : { sandboxID: [sandboxId], templateID: ["base"], alias: ["base"] };
-      cases += await fuzzOperation(surface, operation);
-      exercised.add(operation.id);
     },
-    120_000,
-  );
-
-  test("every operation in the document was fuzzed", () => {
-    expect(operations.length).toBeGreaterThan(40);
-    expect(unexercised(operations, exercised)).toEqual([]);
   });
 });

@@ -1,14 +1,8 @@
 import { createLogger, EGRESS_PORT } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  failureLog,
-  fuzzOperation,
-  loadDocument,
-  operationsOf,
-  type Surface,
-  unexercised,
-} from "../support/openapi-fuzz.js";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { fuzzEveryOperation } from "../support/fuzz-suite.js";
+import { failureLog, loadDocument, operationsOf, type Surface } from "../support/openapi-fuzz.js";
 
 // Every operation of the egress sidecar's API, fuzzed from its definition against the sidecar of
 // a live sandbox created with a network policy, reached with the sandbox's egress token.
@@ -23,8 +17,6 @@ describe("egress: every operation of egress-api.yaml under generated input", () 
   let egressUrl: string;
   let token: Record<string, string>;
   const log = failureLog();
-  const exercised = new Set<string>();
-  let cases = 0;
 
   const surface: Surface = {
     document,
@@ -62,20 +54,7 @@ describe("egress: every operation of egress-api.yaml under generated input", () 
   });
   afterAll(async () => {
     await t?.dispose();
-    console.log(`egress: ${exercised.size} operations, ${cases} cases`);
   });
 
-  test.each(operations.map((operation) => [operation.id, operation] as const))(
-    "%s",
-    async (_id, operation) => {
-      cases += await fuzzOperation(surface, operation);
-      exercised.add(operation.id);
-    },
-    120_000,
-  );
-
-  test("every operation in the document was fuzzed", () => {
-    expect(operations.length).toBeGreaterThan(5);
-    expect(unexercised(operations, exercised)).toEqual([]);
-  });
+  fuzzEveryOperation("egress", operations, surface, { atLeast: 5 });
 });

@@ -1,14 +1,8 @@
 import { createLogger, EXECD_PORT, EXECD_TOKEN_HEADER } from "@paddock/common";
 import { startTestServer, type TestServer } from "@paddock/server/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  failureLog,
-  fuzzOperation,
-  loadDocument,
-  operationsOf,
-  type Surface,
-  unexercised,
-} from "../support/openapi-fuzz.js";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { fuzzEveryOperation } from "../support/fuzz-suite.js";
+import { failureLog, loadDocument, operationsOf, type Surface } from "../support/openapi-fuzz.js";
 
 // Every operation of OpenSandbox's execd API, fuzzed from its definition against the execd of a
 // live sandbox, reached directly with the sandbox's execd token (as the server's proxy reaches it).
@@ -23,8 +17,6 @@ describe("execd: every operation of execd-api.yaml under generated input", () =>
   let execdUrl: string;
   let token: string;
   const log = failureLog();
-  const exercised = new Set<string>();
-  let cases = 0;
 
   const surface: Surface = {
     document,
@@ -77,20 +69,7 @@ describe("execd: every operation of execd-api.yaml under generated input", () =>
   });
   afterAll(async () => {
     await t?.dispose();
-    console.log(`execd: ${exercised.size} operations, ${cases} cases`);
   });
 
-  test.each(operations.map((operation) => [operation.id, operation] as const))(
-    "%s",
-    async (_id, operation) => {
-      cases += await fuzzOperation(surface, operation);
-      exercised.add(operation.id);
-    },
-    120_000,
-  );
-
-  test("every operation in the document was fuzzed", () => {
-    expect(operations.length).toBeGreaterThan(20);
-    expect(unexercised(operations, exercised)).toEqual([]);
-  });
+  fuzzEveryOperation("execd", operations, surface, { atLeast: 20 });
 });
