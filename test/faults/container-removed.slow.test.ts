@@ -1,19 +1,11 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { existsSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
 import { NotFoundError, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type PaddockProcess,
-  serve,
-  signedUpSession,
-  stop,
-  writeServerConfig,
-} from "../support/paddock-process.js";
-import { containersOf, eventually, removeContainersOf, settles } from "./checks.js";
+import { stop } from "../support/paddock-process.js";
+import { containersOf, eventually, settles } from "./checks.js";
+import { FaultServer } from "./fault-server.js";
 
 // Fault 5 (docs/reliability.md): a sandbox's container removed behind Paddock's back
 // (`docker rm -f`), while the server watches and while it is down.
@@ -28,56 +20,42 @@ async function removeBehindTheBack(sandboxId: string): Promise<void> {
 }
 
 describe("a sandbox's container removed behind Paddock's back", () => {
-  let dir: string;
-  let configFile: string;
-  let instance: string;
-  let running: PaddockProcess | undefined;
-  let db: DatabaseHandle;
-  let token = "";
-  const connection = () => ({ baseUrl: running?.url ?? "", apiKey: token });
+  let server: FaultServer;
+  const connection = () => server.connection();
   const policy = {
     defaultAction: "deny" as const,
     egress: [{ action: "allow" as const, target: "allowed.test" }],
   };
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "paddock-fault-rm-"));
-    const config = writeServerConfig(dir, `sqlite:${join(dir, "paddock.db")}`, [
-      "lease_seconds = 1",
-      "[usage]",
-      "checkpoint_interval_seconds = 0.5",
-    ]);
-    configFile = config.file;
-    instance = config.instance;
-    running = await serve(configFile);
-    token = await signedUpSession(running.url, "rm@example.com");
-    db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
+    server = await FaultServer.start({
+      name: "rm",
+      email: "rm@example.com",
+      config: ["lease_seconds = 1", "[usage]", "checkpoint_interval_seconds = 0.5"],
+    });
   });
 
   afterAll(async () => {
-    await stop(running?.child, "SIGTERM");
-    await db?.close();
-    await removeContainersOf(instance);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await server?.close();
   });
 
   /** A removed sandbox is Failed with its sidecar, network files and meter gone, then deletes cleanly. */
   async function endsFailedThenGoes(sandbox: Sandbox): Promise<void> {
     await eventually(async () => (await sandbox.refresh()).state === "Failed", 30_000, "Failed");
     await expect(sandbox.commands.run("echo hi")).rejects.toMatchObject({ status: 409 });
-    await settles(db, instance, [sandbox.id], 30_000);
-    const usedAfterFailing = (await db.db.selectFrom("sandbox_usage").selectAll().execute()).find(
+    await settles(server.db, server.instance, [sandbox.id], 30_000);
+    const usedAfterFailing = (await server.db.db.selectFrom("sandbox_usage").selectAll().execute()).find(
       (row) => row.sandbox_id === sandbox.id,
     )?.running_ms;
     await sleep(1500);
-    const usedLater = (await db.db.selectFrom("sandbox_usage").selectAll().execute()).find(
+    const usedLater = (await server.db.db.selectFrom("sandbox_usage").selectAll().execute()).find(
       (row) => row.sandbox_id === sandbox.id,
     )?.running_ms;
     expect(Number(usedLater), "no time counted once it is gone").toBe(Number(usedAfterFailing));
 
     await sandbox.kill();
     await expect(Sandbox.connect(sandbox.id, connection())).rejects.toBeInstanceOf(NotFoundError);
-    expect((await containersOf(instance)).filter((each) => each.sandbox === sandbox.id)).toEqual([]);
+    expect((await containersOf(server.instance)).filter((each) => each.sandbox === sandbox.id)).toEqual([]);
     expect(existsSync(`/run/paddock/network-files/${sandbox.id}`)).toBe(false);
   }
 
@@ -90,21 +68,21 @@ describe("a sandbox's container removed behind Paddock's back", () => {
     const next = await Sandbox.create({ ...connection(), template: "python", networkPolicy: policy });
     expect((await next.commands.run("echo new")).stdout).toBe("new\n");
     await next.kill();
-    await settles(db, instance, [sandbox.id, next.id], 30_000);
+    await settles(server.db, server.instance, [sandbox.id, next.id], 30_000);
   }, 240_000);
 
   test("while the server is down: the restarted server finds it Failed, the others untouched", async () => {
     const gone = await Sandbox.create({ ...connection(), template: "python", networkPolicy: policy });
     const kept = await Sandbox.create({ ...connection(), template: "python" });
-    await stop(running?.child, "SIGKILL");
+    await stop(server.running?.child, "SIGKILL");
     await removeBehindTheBack(gone.id);
-    running = await serve(configFile);
+    await server.serveAgain();
     const again = await Sandbox.connect(gone.id, connection());
     await endsFailedThenGoes(again);
     const still = await Sandbox.connect(kept.id, connection());
     expect(still.state).toBe("Running");
     expect((await still.commands.run("echo kept")).stdout).toBe("kept\n");
     await still.kill();
-    await settles(db, instance, [gone.id, kept.id], 30_000);
+    await settles(server.db, server.instance, [gone.id, kept.id], 30_000);
   }, 240_000);
 });

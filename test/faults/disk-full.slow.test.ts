@@ -1,18 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { closeSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type PaddockProcess,
-  serve,
-  signedUpSession,
-  stop,
-  writeServerConfig,
-} from "../support/paddock-process.js";
-import { removeContainersOf, settles } from "./checks.js";
+import { settles } from "./checks.js";
+import { FaultServer } from "./fault-server.js";
 
 // Fault 4 (docs/reliability.md): the data directory's filesystem (SQLite, disk images, template
 // files) full. Calls that need to write there fail with a clear error and change nothing; the
@@ -43,52 +34,31 @@ function fill(dir: string): string {
 }
 
 describe("the data directory's disk full", () => {
-  let dir: string;
-  let configFile: string;
-  let apiKey: string;
-  let instance: string;
-  let running: PaddockProcess | undefined;
-  let db: DatabaseHandle;
-  let token = "";
-  const connection = () => ({ baseUrl: running?.url ?? "", apiKey: token });
+  let server: FaultServer;
+  const connection = () => server.connection();
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "paddock-fault-disk-"));
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=96m,mode=0700", "tmpfs", dir]);
-    const config = writeServerConfig(dir, `sqlite:${join(dir, "paddock.db")}`, [
-      "[usage]",
-      "checkpoint_interval_seconds = 0.5",
-    ]);
-    configFile = config.file;
-    apiKey = /api_key = "([^"]+)"/.exec(readFileSync(configFile, "utf8"))?.[1] ?? "";
-    instance = config.instance;
-    running = await serve(configFile);
-    token = await signedUpSession(running.url, "disk@example.com");
-    db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
+    server = await FaultServer.start({
+      name: "disk",
+      email: "disk@example.com",
+      tmpfsSize: "96m",
+      config: ["[usage]", "checkpoint_interval_seconds = 0.5"],
+    });
   });
 
   afterAll(async () => {
-    await stop(running?.child, "SIGTERM");
-    await db?.close();
-    await removeContainersOf(instance);
-    if (dir) {
-      try {
-        execFileSync("umount", ["--lazy", dir]);
-      } finally {
-        rmSync(dir, { recursive: true, force: true });
-      }
-    }
+    await server?.close();
   });
 
   test("creates, uploads, snapshots and sign-ups fail clearly while it is full, and work again after", async () => {
     const before = await Sandbox.create({ ...connection(), template: "python", timeoutSeconds: 600 });
-    const e2bKey = await fetch(`${running?.url}/keys`, {
+    const e2bKey = await fetch(`${server.running?.url}/keys`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: { authorization: `Bearer ${server.token}`, "content-type": "application/json" },
       body: JSON.stringify({ name: "e2b", format: "e2b" }),
     });
     const { secret: e2bSecret } = (await e2bKey.json()) as { secret: string };
-    const filler = fill(dir);
+    const filler = fill(server.dir);
 
     const refusals: Array<{ what: string; status: number; code: string }> = [];
     const refused = async (what: string, call: Promise<unknown>) => {
@@ -101,12 +71,15 @@ describe("the data directory's disk full", () => {
     await refused("create", Sandbox.create({ ...connection(), template: "python" }));
     await refused("upload", before.files.write("/tmp/big", "y".repeat(8 * 2 ** 20)));
     await refused("pause", before.pause());
-    await refused("signup", Paddock.signup("second@example.com", password, { baseUrl: running?.url ?? "" }));
+    await refused(
+      "signup",
+      Paddock.signup("second@example.com", password, { baseUrl: server.running?.url ?? "" }),
+    );
     // The runtime API counts no rate: these reach the disk images, the engine and the records.
     const runtimeApi = async (what: string, path: string, body: unknown) => {
-      const answer = await fetch(`${running?.url}/v1${path}`, {
+      const answer = await fetch(`${server.running?.url}/v1${path}`, {
         method: "POST",
-        headers: { "runtime-api-key": apiKey, "content-type": "application/json" },
+        headers: { "runtime-api-key": server.apiKey, "content-type": "application/json" },
         body: JSON.stringify(body),
       });
       const { code } = (await answer.json()) as { code?: string };
@@ -118,7 +91,7 @@ describe("the data directory's disk full", () => {
     });
     await runtimeApi("runtime-api snapshot", `/sandboxes/${before.id}/snapshots`, {});
     // E2B's surface answers in its own shape, `{code: <status>, message}`.
-    const e2bCreate = await fetch(`${running?.url}/e2b/sandboxes`, {
+    const e2bCreate = await fetch(`${server.running?.url}/e2b/sandboxes`, {
       method: "POST",
       headers: { "x-api-key": e2bSecret, "content-type": "application/json" },
       body: JSON.stringify({ templateID: "python" }),
@@ -136,7 +109,7 @@ describe("the data directory's disk full", () => {
     // Still up and reading while full; nothing was half made.
     expect((await before.refresh()).state).toBe("Running");
     expect((await Sandbox.list(connection())).items.map((item) => item.id)).toEqual([before.id]);
-    await settles(db, instance, [before.id]);
+    await settles(server.db, server.instance, [before.id]);
 
     rmSync(filler);
     expect((await before.commands.run("echo again")).stdout).toBe("again\n");
@@ -144,10 +117,10 @@ describe("the data directory's disk full", () => {
     expect((await after.commands.run("echo after")).stdout).toBe("after\n");
     await after.files.write("/tmp/big", "y".repeat(8 * 2 ** 20));
     expect((await after.commands.run("wc -c < /tmp/big")).stdout.trim()).toBe(String(8 * 2 ** 20));
-    await Paddock.signup("second@example.com", password, { baseUrl: running?.url ?? "" });
-    await settles(db, instance, [before.id, after.id]);
+    await Paddock.signup("second@example.com", password, { baseUrl: server.running?.url ?? "" });
+    await settles(server.db, server.instance, [before.id, after.id]);
     await before.kill();
     await after.kill();
-    await settles(db, instance, [before.id, after.id]);
+    await settles(server.db, server.instance, [before.id, after.id]);
   }, 300_000);
 });

@@ -1,20 +1,11 @@
 import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, openSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { openSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
 import { Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type PaddockProcess,
-  serve,
-  signedUpSession,
-  stop,
-  writeServerConfig,
-} from "../support/paddock-process.js";
-import { eventually, removeContainersOf, settles } from "./checks.js";
+import { eventually, settles } from "./checks.js";
+import { FaultServer } from "./fault-server.js";
 
 // Fault 2 (docs/reliability.md): the Docker engine restarted under running and paused sandboxes,
 // the way scripts/setup.sh runs it. The engine stops its containers as it goes (no live-restore),
@@ -38,33 +29,25 @@ async function restartDockerd(): Promise<void> {
 }
 
 describe("the Docker engine restarted under running sandboxes", () => {
-  let dir: string;
-  let instance: string;
-  let running: PaddockProcess | undefined;
-  let db: DatabaseHandle;
-  let token = "";
-  const connection = () => ({ baseUrl: running?.url ?? "", apiKey: token });
+  let server: FaultServer;
+  const connection = () => server.connection();
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "paddock-fault-dockerd-"));
-    const config = writeServerConfig(dir, `sqlite:${join(dir, "paddock.db")}`, [
-      // A reconciliation pass comes only every lease: long here, so what the test sees after the
-      // restart is the engine's events, not a pass that would hide their loss.
-      "lease_seconds = 60",
-      "[usage]",
-      "checkpoint_interval_seconds = 0.5",
-    ]);
-    instance = config.instance;
-    running = await serve(config.file);
-    token = await signedUpSession(running.url, "dockerd@example.com");
-    db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
+    server = await FaultServer.start({
+      name: "dockerd",
+      email: "dockerd@example.com",
+      config: [
+        // A reconciliation pass comes only every lease: long here, so what the test sees after the
+        // restart is the engine's events, not a pass that would hide their loss.
+        "lease_seconds = 60",
+        "[usage]",
+        "checkpoint_interval_seconds = 0.5",
+      ],
+    });
   });
 
   afterAll(async () => {
-    await stop(running?.child, "SIGTERM");
-    await db?.close();
-    await removeContainersOf(instance);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await server?.close();
   });
 
   test("every sandbox ends Failed with nothing left behind, and the server serves and watches again", async () => {
@@ -83,7 +66,7 @@ describe("the Docker engine restarted under running sandboxes", () => {
     const downAt = Date.now();
     await restartDockerd();
     console.log(`dockerd restarted in ${Date.now() - downAt} ms`);
-    expect(running?.child.exitCode, "the server lives on").toBeNull();
+    expect(server.running?.child.exitCode, "the server lives on").toBeNull();
 
     // Each sandbox rests Failed (its container ended with the engine), its meter stopped.
     for (const sandbox of sandboxes)
@@ -92,7 +75,7 @@ describe("the Docker engine restarted under running sandboxes", () => {
         60_000,
         `${sandbox.id} Failed`,
       );
-    await settles(db, instance, ids);
+    await settles(server.db, server.instance, ids);
     for (const sandbox of sandboxes) await sandbox.kill();
 
     // Creates work again, and the server still hears the engine: a container that dies now is
@@ -105,6 +88,6 @@ describe("the Docker engine restarted under running sandboxes", () => {
     await testDocker.getContainer(container?.Id ?? "").kill();
     await eventually(async () => (await next.refresh()).state === "Failed", 20_000, "a later exit seen");
     await next.kill();
-    await settles(db, instance, [...ids, next.id]);
+    await settles(server.db, server.instance, [...ids, next.id]);
   }, 600_000);
 });

@@ -1,18 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type PaddockProcess,
-  serve,
-  signedUpSession,
-  stop,
-  writeServerConfig,
-} from "../support/paddock-process.js";
-import { eventually, removeContainersOf, settles } from "./checks.js";
+import { eventually, settles } from "./checks.js";
+import { FaultServer } from "./fault-server.js";
 import { OwnPostgres } from "./own-postgres.js";
 
 // Fault 3 (docs/reliability.md): the server's PostgreSQL restarted, then gone for longer than a
@@ -23,32 +14,24 @@ const leaseSeconds = 2;
 
 describe("PostgreSQL restarted and unreachable", () => {
   const postgres = new OwnPostgres();
-  let dir: string;
-  let instance: string;
-  let running: PaddockProcess | undefined;
+  let server: FaultServer;
+  const connection = () => server.connection();
   let db: DatabaseHandle;
-  let token = "";
-  const connection = () => ({ baseUrl: running?.url ?? "", apiKey: token });
 
   beforeAll(async () => {
     postgres.start();
-    dir = mkdtempSync(join(tmpdir(), "paddock-fault-pgdown-"));
-    const config = writeServerConfig(dir, postgres.url, [
-      `lease_seconds = ${leaseSeconds}`,
-      "[usage]",
-      "checkpoint_interval_seconds = 0.5",
-    ]);
-    instance = config.instance;
-    running = await serve(config.file);
-    token = await signedUpSession(running.url, "pg@example.com");
+    server = await FaultServer.start({
+      name: "pgdown",
+      email: "pg@example.com",
+      databaseUrl: postgres.url,
+      config: [`lease_seconds = ${leaseSeconds}`, "[usage]", "checkpoint_interval_seconds = 0.5"],
+    });
   });
 
   afterAll(async () => {
-    await stop(running?.child, "SIGTERM");
+    await server?.close();
     await db?.close();
-    await removeContainersOf(instance);
     postgres.remove();
-    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   /** What each call answered while the database was away: status and code, or "hung". */
@@ -90,7 +73,7 @@ describe("PostgreSQL restarted and unreachable", () => {
     for (const [call, outcome] of Object.entries(whileDown))
       expect(outcome, call).toBe("503 database_unavailable");
     await sleep(leaseSeconds * 3000);
-    expect(running?.child.exitCode, "the server lives on").toBeNull();
+    expect(server.running?.child.exitCode, "the server lives on").toBeNull();
     postgres.start();
 
     // Back by itself: the sandbox that ran all along works, a new one starts.
@@ -104,7 +87,7 @@ describe("PostgreSQL restarted and unreachable", () => {
     expect((await next.commands.run("echo next")).stdout).toBe("next\n");
 
     db = await openDatabase(postgres.url);
-    await settles(db, instance, [sandbox.id, next.id]);
+    await settles(db, server.instance, [sandbox.id, next.id]);
     // Metering resumed: the running sandbox's time grows again.
     const used = async () =>
       Number(

@@ -1,18 +1,9 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type DatabaseHandle, openDatabase } from "@paddock/db";
 import { Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  type PaddockProcess,
-  serve,
-  signedUpSession,
-  stop,
-  writeServerConfig,
-} from "../support/paddock-process.js";
-import { eventually, removeContainersOf, settles } from "./checks.js";
+import { stop } from "../support/paddock-process.js";
+import { eventually, settles } from "./checks.js";
+import { FaultServer } from "./fault-server.js";
 
 // Fault 1 (docs/reliability.md): `paddock serve` (SQLite in its data directory) killed with
 // SIGKILL in the middle of a burst of creates, commands, uploads, pauses and snapshots, then
@@ -21,41 +12,29 @@ import { eventually, removeContainersOf, settles } from "./checks.js";
 const upload = "x".repeat(4 * 2 ** 20);
 
 describe("a server killed mid-burst", () => {
-  let dir: string;
-  let configFile: string;
-  let instance: string;
-  let apiKey: string;
-  let running: PaddockProcess | undefined;
-  let db: DatabaseHandle;
-  let token = "";
-  const connection = () => ({ baseUrl: running?.url ?? "", apiKey: token });
+  let server: FaultServer;
+  const connection = () => server.connection();
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "paddock-fault-kill-"));
-    const config = writeServerConfig(dir, `sqlite:${join(dir, "paddock.db")}`, [
-      // The restarted server must see the killed one's leases lapsed to settle its moves.
-      "lease_seconds = 1",
-      "[usage]",
-      "checkpoint_interval_seconds = 0.5",
-      "[plans]",
-      "free_max_sandboxes = 30",
-      'free_max_disk = "300Gi"',
-      "[rate_limits]",
-      "creates_per_key = 50",
-    ]);
-    configFile = config.file;
-    instance = config.instance;
-    apiKey = /api_key = "([^"]+)"/.exec(readFileSync(configFile, "utf8"))?.[1] ?? "";
-    running = await serve(configFile);
-    token = await signedUpSession(running.url, "kill@example.com");
-    db = await openDatabase(`sqlite:${join(dir, "paddock.db")}`);
+    server = await FaultServer.start({
+      name: "kill",
+      email: "kill@example.com",
+      config: [
+        // The restarted server must see the killed one's leases lapsed to settle its moves.
+        "lease_seconds = 1",
+        "[usage]",
+        "checkpoint_interval_seconds = 0.5",
+        "[plans]",
+        "free_max_sandboxes = 30",
+        'free_max_disk = "300Gi"',
+        "[rate_limits]",
+        "creates_per_key = 50",
+      ],
+    });
   });
 
   afterAll(async () => {
-    await stop(running?.child, "SIGTERM");
-    await db?.close();
-    await removeContainersOf(instance);
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await server?.close();
   });
 
   test("comes back by itself: no record lost or doubled, no orphan, usage once, every sandbox settled", async () => {
@@ -74,9 +53,9 @@ describe("a server killed mid-burst", () => {
     const commands = Array.from({ length: 4 }, (_, i) => forCommands.commands.run(`sleep 2; echo done-${i}`));
     const uploads = Array.from({ length: 3 }, (_, i) => forUploads.files.write(`/tmp/upload-${i}`, upload));
     const pause = forPause.pause();
-    const snapshot = fetch(`${running?.url}/v1/sandboxes/${forSnapshot.id}/snapshots`, {
+    const snapshot = fetch(`${server.running?.url}/v1/sandboxes/${forSnapshot.id}/snapshots`, {
       method: "POST",
-      headers: { "runtime-api-key": apiKey, "content-type": "application/json" },
+      headers: { "runtime-api-key": server.apiKey, "content-type": "application/json" },
       body: JSON.stringify({ name: "mid-burst" }),
     });
     const calls = [...creates, ...commands, ...uploads, pause, snapshot];
@@ -85,14 +64,14 @@ describe("a server killed mid-burst", () => {
     // machine too loaded for that moment to come, once creates are in flight at all).
     const baseIds = base.map((sandbox) => sandbox.id);
     const moment = async (needFinished: boolean) => {
-      const rows = await db.db.selectFrom("sandboxes").select(["id", "state"]).execute();
+      const rows = await server.db.db.selectFrom("sandboxes").select(["id", "state"]).execute();
       const finished = rows.some((row) => row.state === "Running" && !baseIds.includes(row.id));
       return rows.some((row) => row.state === "Pending") && (finished || !needFinished);
     };
     await eventually(() => moment(true), 20_000, "a create finished beside one in flight").catch(() =>
       eventually(() => moment(false), 30_000, "creates in flight"),
     );
-    await stop(running?.child, "SIGKILL");
+    await stop(server.running?.child, "SIGKILL");
     const outcomes = await settled;
     const received = (await Promise.allSettled(creates)).flatMap((outcome) =>
       outcome.status === "fulfilled" ? [outcome.value.id] : [],
@@ -103,13 +82,13 @@ describe("a server killed mid-burst", () => {
     console.log(
       `server kill: ${calls.length} calls in flight, ${failed} cut off, ${received.length}/${creates.length} creates answered`,
     );
-    const seen = (await db.db.selectFrom("sandboxes").select("id").execute()).map((row) => row.id);
+    const seen = (await server.db.db.selectFrom("sandboxes").select("id").execute()).map((row) => row.id);
 
-    running = await serve(configFile);
-    await settles(db, instance, [...seen, ...received]);
+    await server.serveAgain();
+    await settles(server.db, server.instance, [...seen, ...received]);
 
     // No record lost: every sandbox a client heard of is there and works.
-    const records = await db.db.selectFrom("sandboxes").select(["id", "state"]).execute();
+    const records = await server.db.db.selectFrom("sandboxes").select(["id", "state"]).execute();
     const ids = records.map((record) => record.id);
     for (const id of [...base.map((sandbox) => sandbox.id), ...received]) expect(ids).toContain(id);
     // None doubled: one record per create at most (the base four and the burst's six).
@@ -139,12 +118,12 @@ describe("a server killed mid-burst", () => {
     }
 
     // The snapshot, if its record was made, is finished or failed, never left capturing.
-    const snapshots = await db.db.selectFrom("snapshots").select(["id", "state"]).execute();
+    const snapshots = await server.db.db.selectFrom("snapshots").select(["id", "state"]).execute();
     for (const each of snapshots) expect(["Ready", "Failed"]).toContain(each.state);
 
     // Usage runs on after the restart, for live sandboxes only, and the checks above still hold.
     await sleep(1500);
-    await settles(db, instance, [...seen, ...received], 10_000);
+    await settles(server.db, server.instance, [...seen, ...received], 10_000);
     expect((await new Paddock(connection()).usage.get()).usedMinutes).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -16,20 +16,22 @@ export interface PaddockProcess {
  * Writes `paddock.toml` into `dir` for servers under test: data in `dir`, a random port, fresh
  * keys and instance, quiet logs, the database at `databaseUrl`, then `more` lines (keys of
  * `[database]` first, then any further sections). Servers started from one file are replicas of
- * one another. Returns the file and the instance name its sandboxes carry on the engine.
+ * one another. Returns the file, the instance name its sandboxes carry on the engine, and the
+ * operator's API key.
  */
 export function writeServerConfig(
   dir: string,
   databaseUrl: string,
   more: string[] = [],
-): { file: string; instance: string } {
+): { file: string; instance: string; apiKey: string } {
   const file = join(dir, "paddock.toml");
   const instance = newId("test");
+  const apiKey = newSecret("pdk_");
   const lines = [
     "[server]",
     `data_dir = "${dir}"`,
     "port = 0",
-    `api_key = "${newSecret("pdk_")}"`,
+    `api_key = "${apiKey}"`,
     `secret_key = "${newSecret()}"`,
     `instance = "${instance}"`,
     'log_level = "error"',
@@ -38,7 +40,7 @@ export function writeServerConfig(
     ...more,
   ];
   writeFileSync(file, `${lines.join("\n")}\n`);
-  return { file, instance };
+  return { file, instance, apiKey };
 }
 
 /** Starts the built `paddock serve` with a config file and resolves with its URL once it listens. */
