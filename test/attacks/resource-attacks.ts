@@ -15,13 +15,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { E2B_ENVD_PORT, EXECD_PORT } from "@paddock/common";
 import { envdAccessToken } from "@paddock/e2b";
 import { expect } from "vitest";
-import {
-  type AttackServer,
-  httpRequest,
-  runIn,
-  type StuckReader,
-  stuckReader,
-} from "../support/resource-attacks.js";
+import { httpRequest, type StuckReader, stuckReader } from "../support/raw-http.js";
+import { type AttackServer, runIn } from "../support/resource-attacks.js";
 
 const MiB = 2 ** 20;
 /** How long the stuck readers of an output flood stay stuck. */

@@ -11,7 +11,7 @@
  */
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect, type Socket } from "node:net";
+import type { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { Paddock, Sandbox } from "../../packages/sdk/src/index.js";
 import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
+import { httpRequest, type StuckReader, stuckReader } from "../support/raw-http.js";
 
 const MiB = 2 ** 20;
 /** How long each attack runs before it is measured and the clients leave. */
@@ -118,67 +119,6 @@ const median = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 };
-
-/** A client of one stream that reads nothing, or one byte a second; `leave` closes it. */
-interface StuckReader {
-  /** The first line of the answer (`HTTP/1.1 200 OK`), read before the client got stuck. */
-  status: string;
-  leave(): void;
-}
-
-/**
- * Sends a raw HTTP request, reads the answer's status line, and then reads nothing more
- * (`slow`: one byte a second), so the server's writes to it back up.
- */
-async function rawReader(base: string, request: string | Buffer, slow: boolean): Promise<StuckReader> {
-  const url = new URL(base);
-  const socket: Socket = connect(Number(url.port), url.hostname);
-  socket.on("error", () => {});
-  socket.pause();
-  socket.write(request);
-  const status = await statusLine(socket);
-  const timer = slow ? setInterval(() => socket.read(1), 1000) : undefined;
-  return {
-    status,
-    leave() {
-      clearInterval(timer);
-      socket.destroy();
-    },
-  };
-}
-
-/** Reads a paused socket up to the end of its first line, leaving the rest unread. */
-function statusLine(socket: Socket): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let line = "";
-    const settle = (error?: Error) => {
-      clearTimeout(timer);
-      socket.off("readable", take);
-      socket.off("close", closed);
-      if (error) reject(error);
-      else resolve(line.trim());
-    };
-    const take = () => {
-      for (let byte = socket.read(1) as Buffer | null; byte; byte = socket.read(1) as Buffer | null) {
-        line += byte.toString("latin1");
-        if (line.endsWith("\r\n")) return settle();
-      }
-    };
-    const closed = () => settle(new Error(`the connection closed after ${JSON.stringify(line)}`));
-    const timer = setTimeout(() => settle(new Error(`no answer after ${JSON.stringify(line)}`)), 30_000);
-    socket.on("readable", take);
-    socket.on("close", closed);
-    take();
-  });
-}
-
-/** An HTTP/1.1 request as bytes on the wire, for a raw socket. */
-function httpRequest(method: string, path: string, headers: Record<string, string>, body?: string): string {
-  const lines = [`${method} ${path} HTTP/1.1`, "host: 127.0.0.1", "connection: close"];
-  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
-  if (body !== undefined) lines.push(`content-length: ${Buffer.byteLength(body)}`);
-  return `${lines.join("\r\n")}\r\n\r\n${body ?? ""}`;
-}
 
 /** A WebSocket client whose socket is paused once open (`slow`: fed one byte a second). */
 async function webSocketReader(url: string, headers: Record<string, string>, slow: boolean) {
@@ -405,7 +345,9 @@ describe.each(runtimes)("backpressure on byte streams under %s", (_runtime, conf
     const result = await attack(
       () =>
         Promise.all(
-          requests.flatMap((request) => [false, false, true].map((slow) => rawReader(url(), request, slow))),
+          requests.flatMap((request) =>
+            [false, false, true].map((slow) => stuckReader(url(), request, slow)),
+          ),
         ),
       openReads,
     );
@@ -440,7 +382,7 @@ describe.each(runtimes)("backpressure on byte streams under %s", (_runtime, conf
       () =>
         Promise.all(
           [false, false, true].flatMap((slow, n) =>
-            requests(n).map((request) => rawReader(url(), request, slow)),
+            requests(n).map((request) => stuckReader(url(), request, slow)),
           ),
         ),
       () => produced("proxy-"),
@@ -479,7 +421,7 @@ describe.each(runtimes)("backpressure on byte streams under %s", (_runtime, conf
         "connect-protocol-version": "1",
         "content-length": String(body.length),
       });
-      return rawReader(url(), Buffer.concat([Buffer.from(head), body]), slow);
+      return stuckReader(url(), Buffer.concat([Buffer.from(head), body]), slow);
     };
     const result = await attack(
       async () => {

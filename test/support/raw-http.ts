@@ -1,4 +1,5 @@
-import { request as httpRequest } from "node:http";
+import { request as nodeRequest } from "node:http";
+import { connect, type Socket } from "node:net";
 import WebSocket from "ws";
 
 /**
@@ -13,7 +14,7 @@ export function send(
   readMs = 2000,
 ): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method, headers }, (response) => {
+    const request = nodeRequest(url, { method, headers }, (response) => {
       const chunks: Buffer[] = [];
       const done = () => {
         clearTimeout(timer);
@@ -68,4 +69,66 @@ export async function openEventStream(url: string, credential: string) {
       ]),
     close: () => response.body?.cancel().catch(() => undefined),
   };
+}
+
+/** A client of one stream that reads its status line and then nothing (`slow`: a byte a second). */
+export interface StuckReader {
+  status: string;
+  leave(): void;
+}
+
+/** Sends a raw HTTP request and reads the answer's status line, then stops reading. */
+export async function stuckReader(
+  base: string,
+  request: string | Buffer,
+  slow: boolean,
+): Promise<StuckReader> {
+  const url = new URL(base);
+  const socket: Socket = connect(Number(url.port), url.hostname);
+  socket.on("error", () => {});
+  socket.pause();
+  socket.write(request);
+  const status = await new Promise<string>((resolveLine, reject) => {
+    let line = "";
+    const timer = setTimeout(() => done(new Error(`no status line after ${JSON.stringify(line)}`)), 60_000);
+    const done = (error?: Error) => {
+      clearTimeout(timer);
+      socket.off("readable", take);
+      socket.off("close", closed);
+      if (error) reject(error);
+      else resolveLine(line.trim());
+    };
+    const take = () => {
+      for (let byte = socket.read(1) as Buffer | null; byte; byte = socket.read(1) as Buffer | null) {
+        line += byte.toString("latin1");
+        if (line.endsWith("\r\n")) return done();
+      }
+    };
+    const closed = () => done(new Error(`closed after ${JSON.stringify(line)}`));
+    socket.on("readable", take);
+    socket.on("close", closed);
+    take();
+  });
+  const timer = slow ? setInterval(() => socket.read(1), 1000) : undefined;
+  return {
+    status,
+    leave() {
+      clearInterval(timer);
+      socket.destroy();
+    },
+  };
+}
+
+/** An HTTP/1.1 request as bytes on the wire. */
+export function httpRequest(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: Buffer | string,
+): Buffer {
+  const payload = body === undefined ? Buffer.alloc(0) : Buffer.from(body);
+  const lines = [`${method} ${path} HTTP/1.1`, "host: 127.0.0.1", "connection: close"];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  if (body !== undefined) lines.push(`content-length: ${payload.length}`);
+  return Buffer.concat([Buffer.from(`${lines.join("\r\n")}\r\n\r\n`), payload]);
 }
