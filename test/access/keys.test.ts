@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import WebSocket from "ws";
 import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 import { openEventStream, send, upgradeStatus } from "../support/raw-http.js";
+import { callApi } from "../support/user.js";
 
 type Json = any;
 type Scope = "sandboxes" | "memory" | "secrets";
@@ -108,18 +109,8 @@ describe("API keys on every surface", () => {
   let t: TestServer;
   let session: string;
 
-  const call = async (method: string, path: string, credential: string, body?: unknown) => {
-    const response = await fetch(`${t.url}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${credential}`,
-        ...(body === undefined ? {} : { "content-type": "application/json" }),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await response.text();
-    return { status: response.status, text, body: (text.startsWith("{") ? JSON.parse(text) : text) as Json };
-  };
+  const call = (method: string, path: string, credential: string, body?: unknown) =>
+    callApi(t, credential, method, path, body);
   const newKey = async (options: { scope?: Scope; expiresAt?: string } = {}) => {
     const created = await call("POST", "/keys", session, { name: "k", ...options });
     expect(created.status, created.text).toBe(201);
