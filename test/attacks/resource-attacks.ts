@@ -62,6 +62,15 @@ async function stuckFor(open: () => Promise<StuckReader>[]): Promise<string[]> {
   return readers.map((reader) => reader.status);
 }
 
+/** Three clients of the stream that read nothing and one that reads a byte a second, each answered 200. */
+async function threeUnreadOneSlow(server: AttackServer, request: Buffer): Promise<string> {
+  const statuses = await stuckFor(() =>
+    [false, false, false, true].map((slowly) => stuckReader(server.t.url, request, slowly)),
+  );
+  expect(statuses).toEqual(Array(4).fill("HTTP/1.1 200 OK"));
+  return "yes: 3 unread + 1 slow";
+}
+
 export interface ResourceAttack {
   /** The test's title. */
   title: string;
@@ -342,11 +351,7 @@ export const resourceAttacks: ResourceAttack[] = [
         headers,
         JSON.stringify({ command: twoGigabytes }),
       );
-      const statuses = await stuckFor(() =>
-        [false, false, false, true].map((slowly) => stuckReader(server.t.url, request, slowly)),
-      );
-      expect(statuses).toEqual(Array(4).fill("HTTP/1.1 200 OK"));
-      return "yes: 3 unread + 1 slow";
+      return threeUnreadOneSlow(server, request);
     },
   },
   {
@@ -368,11 +373,7 @@ export const resourceAttacks: ResourceAttack[] = [
         },
         body,
       );
-      const statuses = await stuckFor(() =>
-        [false, false, false, true].map((slowly) => stuckReader(server.t.url, request, slowly)),
-      );
-      expect(statuses).toEqual(Array(4).fill("HTTP/1.1 200 OK"));
-      return "yes: 3 unread + 1 slow";
+      return threeUnreadOneSlow(server, request);
     },
   },
   {

@@ -6,6 +6,7 @@ import { createTestDatabase, type DatabaseHandle } from "@paddock/db";
 import { testDocker } from "@paddock/runtime/testing";
 import { AuthenticationError, NotFoundError, Paddock, Sandbox } from "paddock";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { removeContainersOf } from "../faults/checks.js";
 import { callFrom } from "../support/from-address.js";
 import { type PaddockProcess, serve, stop, writeServerConfig } from "../support/paddock-process.js";
 
@@ -97,14 +98,7 @@ describe("three replicas on one PostgreSQL", () => {
       );
     }
     for (const replica of replicas) await stop(replica.child, "SIGTERM");
-    for (const container of await testDocker.listContainers({
-      all: true,
-      filters: { label: [`paddock.instance=${instance}`] },
-    }))
-      await testDocker
-        .getContainer(container.Id)
-        .remove({ force: true })
-        .catch(() => undefined);
+    await removeContainersOf(instance);
     await db?.close();
     await database?.drop();
     if (dir) rmSync(dir, { recursive: true, force: true });
